@@ -1,0 +1,39 @@
+"""The `codetrial` command: one module per command, errors mapped to exit codes."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import typer
+from rich.console import Console
+
+from codetrial.cli import check, models, report, run, tasks
+from codetrial.errors import CodetrialError
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    help="Put LLM-written code on trial: gate, sandbox, contract tests, repair, report.",
+)
+app.command("run")(run.run)
+app.command("report")(report.report)
+app.command("tasks")(tasks.tasks)
+app.command("check")(check.check)
+app.command("models")(models.models)
+
+
+def main() -> None:
+    try:
+        app(standalone_mode=False)
+    except CodetrialError as exc:
+        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        Console(stderr=True).print("interrupted")
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)

@@ -1,0 +1,102 @@
+"""One validated run configuration; the only module that reads os.environ."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from codetrial.records import GenerationOptions
+
+DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
+DEFAULT_OPENAI_URL = "http://127.0.0.1:8000/v1"
+
+
+class Limits(BaseModel):
+    """Resource limits applied to every sandboxed test run."""
+
+    model_config = ConfigDict(frozen=True)
+
+    timeout_s: float = Field(10.0, gt=0)
+    cpu_s: int = Field(10, gt=0)
+    memory_mb: int = Field(2048, gt=0)
+    file_size_mb: int = Field(16, gt=0)
+    open_files: int = Field(256, gt=0)
+    output_bytes: int = Field(262_144, gt=0)
+
+
+class Endpoints(BaseModel):
+    """Where the HTTP backends live. The API key is never written to the manifest."""
+
+    model_config = ConfigDict(frozen=True)
+
+    ollama_url: str = DEFAULT_OLLAMA_URL
+    openai_url: str = DEFAULT_OPENAI_URL
+    openai_api_key: str | None = Field(None, exclude=True, repr=False)
+    request_timeout_s: float = 600.0
+
+
+class RunConfig(BaseModel):
+    """Every condition of a run; defaults are the fixed conditions of the seed experiment."""
+
+    model_config = ConfigDict(frozen=True)
+
+    models: list[str] = ["embedded"]
+    suite: str = "contracts10"
+    task_ids: list[str] = []
+    temperature: float = Field(0.0, ge=0)
+    seed: int = 42
+    think: bool = False
+    num_ctx: int = Field(4096, gt=0)
+    max_tokens: int = Field(512, gt=0)
+    repair_attempts: int = Field(1, ge=0)
+    gate_profile: str = "builtins-only"
+    limits: Limits = Limits()
+    endpoints: Endpoints = Endpoints()
+
+    @field_validator("models")
+    @classmethod
+    def _some_model(cls, value: list[str]) -> list[str]:
+        if not value:
+            raise ValueError("at least one --model is needed")
+        if len(set(value)) != len(value):
+            raise ValueError("a model is named twice")
+        return value
+
+    @property
+    def options(self) -> GenerationOptions:
+        return GenerationOptions(
+            temperature=self.temperature,
+            seed=self.seed,
+            max_tokens=self.max_tokens,
+            num_ctx=self.num_ctx,
+            think=self.think,
+        )
+
+
+def endpoints_from_env(
+    ollama_url: str | None = None,
+    openai_url: str | None = None,
+    openai_api_key: str | None = None,
+) -> Endpoints:
+    """Flags win over the environment (OLLAMA_HOST, OPENAI_BASE_URL, OPENAI_API_KEY)."""
+    ollama = ollama_url or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_URL
+    if "://" not in ollama:
+        ollama = f"http://{ollama}"
+    return Endpoints(
+        ollama_url=ollama.rstrip("/"),
+        openai_url=(openai_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL).rstrip(
+            "/"
+        ),
+        openai_api_key=openai_api_key or os.environ.get("OPENAI_API_KEY"),
+    )
+
+
+def cache_dir() -> Path:
+    """Where assembled model weights live: $CODETRIAL_CACHE, else the XDG cache."""
+    explicit = os.environ.get("CODETRIAL_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "codetrial"

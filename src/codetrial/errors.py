@@ -1,0 +1,55 @@
+"""One exception hierarchy for the machinery.
+
+A candidate failing is data (an Outcome), never an exception. These exceptions are
+for the harness itself: bad configuration, bad input files, unreachable backends,
+a sandbox that cannot start. Every message says what to do next. The CLI maps each
+class to an exit code.
+"""
+
+
+class CodetrialError(Exception):
+    """Base class; `exit_code` is what the CLI exits with."""
+
+    exit_code = 1
+
+
+class ConfigError(CodetrialError):
+    """A run was configured in a way that cannot work (unknown model, bad option)."""
+
+    exit_code = 2
+
+
+class TaskFormatError(CodetrialError):
+    """A task file or folder is malformed; the message names the path and the field."""
+
+    exit_code = 3
+
+
+class BackendUnavailable(CodetrialError):
+    """The model backend cannot be reached or loaded at all; the run cannot go on."""
+
+    exit_code = 4
+
+
+class BackendError(CodetrialError):
+    """One request to a model backend failed; the attempt is recorded as infra_error."""
+
+    exit_code = 4
+
+
+class WeightsError(CodetrialError):
+    """The embedded model's weights are missing or do not match their recorded hash."""
+
+    exit_code = 5
+
+
+class SandboxError(CodetrialError):
+    """The sandbox could not start a run; never scored as a candidate failure."""
+
+    exit_code = 6
+
+
+class StoreError(CodetrialError):
+    """The run directory is missing, unreadable or belongs to a different run."""
+
+    exit_code = 7

@@ -1,0 +1,79 @@
+"""Named gate profiles: which rules run, which modules and helpers are allowed.
+
+Each profile also says, in words, what the execution environment allows; that text
+goes into the system prompt so the model is told the policy it will be held to.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from codetrial.errors import ConfigError
+
+HARMLESS_MODULES = frozenset(
+    {
+        "math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re",
+        "string", "statistics", "fractions", "decimal", "typing", "dataclasses", "enum",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    rules: tuple[str, ...]
+    allowed_modules: frozenset[str]
+    allow_helpers: bool
+    allowed: str
+    forbidden: str
+
+
+_ALL_RULES = ("G001", "G002", "G003", "G004", "G005", "G006", "G007", "G008", "G009")
+
+PROFILES: dict[str, Profile] = {
+    "builtins-only": Profile(
+        name="builtins-only",
+        rules=_ALL_RULES,
+        allowed_modules=frozenset(),
+        allow_helpers=False,
+        allowed="only the requested function, using Python built-ins.",
+        forbidden=(
+            "imports, classes, other functions, I/O (files, print-based output, input), "
+            "network, subprocess, dynamic execution (eval, exec, compile), reflection "
+            "(getattr, setattr, globals, dunder attributes), global state and top-level "
+            "statements."
+        ),
+    ),
+    "stdlib": Profile(
+        name="stdlib",
+        rules=tuple(r for r in _ALL_RULES if r not in ("G002", "G004")),
+        allowed_modules=HARMLESS_MODULES,
+        allow_helpers=True,
+        allowed=(
+            "the requested function, helper functions and classes, Python built-ins and "
+            f"imports of these standard modules: {', '.join(sorted(HARMLESS_MODULES))}."
+        ),
+        forbidden=(
+            "other imports, I/O, network, subprocess, dynamic execution, reflection "
+            "(getattr, setattr, globals, dunder attributes), global state and top-level "
+            "statements other than imports."
+        ),
+    ),
+    "off": Profile(
+        name="off",
+        rules=(),
+        allowed_modules=frozenset(),
+        allow_helpers=True,
+        allowed="any Python code that defines the requested function.",
+        forbidden="nothing is checked statically.",
+    ),
+}
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown gate profile {name!r}; known profiles: {', '.join(PROFILES)}"
+        ) from None

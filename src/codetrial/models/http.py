@@ -1,0 +1,56 @@
+"""JSON over HTTP for the server backends, with bounded retries.
+
+Connection failures become BackendUnavailable with a message that names the URL and
+how to start the server; other failures become BackendError after the retries.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from codetrial.errors import BackendError, BackendUnavailable
+
+RETRIES = 2
+_RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class JsonClient:
+    def __init__(self, base_url: str, how_to_start: str, timeout_s: float, headers: dict[str, str]):
+        self.base_url = base_url
+        self._how_to_start = how_to_start
+        self._client = httpx.Client(base_url=base_url, timeout=timeout_s, headers=headers)
+
+    def _unreachable(self, exc: Exception) -> BackendUnavailable:
+        return BackendUnavailable(
+            f"model server not reachable at {self.base_url} ({exc.__class__.__name__}) — "
+            f"{self._how_to_start}, or pass --model embedded"
+        )
+
+    def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """Send one request; retry only what the server marks as transient."""
+        last: Exception | None = None
+        for attempt in range(RETRIES + 1):
+            if attempt:
+                time.sleep(0.5 * 2**attempt)
+            try:
+                response = self._client.request(method, path, json=body)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
+                raise self._unreachable(exc) from exc
+            except httpx.HTTPError as exc:
+                last = exc
+                continue
+            if response.status_code in _RETRYABLE_STATUS:
+                last = BackendError(f"{self.base_url}{path}: HTTP {response.status_code}")
+                continue
+            if response.status_code >= 400:
+                raise BackendError(
+                    f"{self.base_url}{path}: HTTP {response.status_code}: {response.text[:300]}"
+                )
+            try:
+                return response.json()
+            except ValueError as exc:
+                raise BackendError(f"{self.base_url}{path}: the answer is not JSON") from exc
+        raise BackendError(f"{self.base_url}{path} failed {RETRIES + 1} times: {last}")

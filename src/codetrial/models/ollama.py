@@ -1,0 +1,98 @@
+"""Ollama's native API: /api/chat, with the tag's digest and the server version recorded."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from codetrial.config import Endpoints
+from codetrial.errors import BackendError, BackendUnavailable, ConfigError
+from codetrial.models.base import Kind, Readiness, register
+from codetrial.models.http import JsonClient
+from codetrial.records import Generation, GenerationOptions, Message
+
+_HOW_TO_START = "start it with `ollama serve`, set OLLAMA_HOST or pass --base-url"
+
+
+def _client(endpoints: Endpoints) -> JsonClient:
+    return JsonClient(endpoints.ollama_url, _HOW_TO_START, endpoints.request_timeout_s, {})
+
+
+class OllamaBackend:
+    def __init__(self, tag: str, endpoints: Endpoints) -> None:
+        if not tag:
+            raise ConfigError("name the Ollama model: --model ollama/<tag>, e.g. ollama/qwen3:8b")
+        self._tag = tag
+        self._http = _client(endpoints)
+        self._version = str(self._http.request("GET", "/api/version").get("version", "unknown"))
+        models = self._http.request("GET", "/api/tags").get("models", [])
+        digests = {m.get("name"): m.get("digest", "") for m in models}
+        digests.update({m.get("model"): m.get("digest", "") for m in models})
+        wanted = tag if ":" in tag else f"{tag}:latest"
+        if wanted not in digests:
+            known = ", ".join(sorted(str(m.get("name")) for m in models)) or "none"
+            raise ConfigError(
+                f"Ollama at {endpoints.ollama_url} has no model {tag!r} — pull it with "
+                f"`ollama pull {tag}`; models there: {known}"
+            )
+        self._digest = str(digests[wanted])
+
+    @property
+    def name(self) -> str:
+        return f"ollama/{self._tag}"
+
+    def conditions(self) -> dict[str, str]:
+        return {
+            "tag": self._tag,
+            "digest": self._digest,
+            "server": f"ollama {self._version}",
+            "base_url": self._http.base_url,
+        }
+
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        body: dict[str, Any] = {
+            "model": self._tag,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "stream": False,
+            "think": options.think,
+            "options": {
+                "temperature": options.temperature,
+                "seed": options.seed,
+                "num_ctx": options.num_ctx,
+                "num_predict": options.max_tokens,
+            },
+        }
+        started = time.monotonic()
+        data = self._http.request("POST", "/api/chat", body)
+        message = data.get("message") if isinstance(data, dict) else None
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+            raise BackendError(f"{self._http.base_url}/api/chat answered without message.content")
+        return Generation(
+            text=message["content"],
+            prompt_tokens=data.get("prompt_eval_count"),
+            completion_tokens=data.get("eval_count"),
+            duration_s=time.monotonic() - started,
+            finish_reason=data.get("done_reason"),
+        )
+
+
+def _readiness(endpoints: Endpoints) -> list[Readiness]:
+    try:
+        data = _client(endpoints).request("GET", "/api/tags")
+    except (BackendUnavailable, BackendError) as exc:
+        return [Readiness("ollama/<tag>", False, str(exc))]
+    models = data.get("models", [])
+    if not models:
+        return [Readiness("ollama/<tag>", False, f"{endpoints.ollama_url}: no models pulled")]
+    return [Readiness(f"ollama/{m['name']}", True, m.get("digest", "")[:12]) for m in models]
+
+
+register(
+    Kind(
+        name="ollama",
+        usage="ollama/<tag>",
+        create=OllamaBackend,
+        readiness=_readiness,
+    )
+)

@@ -1,0 +1,100 @@
+"""Any OpenAI-compatible /v1/chat/completions server (vLLM, llama.cpp, LM Studio, APIs)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from codetrial.config import Endpoints
+from codetrial.errors import BackendError, BackendUnavailable, ConfigError
+from codetrial.models.base import Kind, Readiness, register
+from codetrial.models.http import JsonClient
+from codetrial.records import Generation, GenerationOptions, Message
+
+_HOW_TO_START = (
+    "start an OpenAI-compatible server (e.g. `python -m llama_cpp.server --model FILE`), "
+    "set OPENAI_BASE_URL or pass --base-url"
+)
+
+
+def _client(endpoints: Endpoints) -> JsonClient:
+    headers = {}
+    if endpoints.openai_api_key:
+        headers["Authorization"] = f"Bearer {endpoints.openai_api_key}"
+    return JsonClient(endpoints.openai_url, _HOW_TO_START, endpoints.request_timeout_s, headers)
+
+
+def _served(client: JsonClient) -> list[str]:
+    data = client.request("GET", "/models")
+    return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
+
+
+class OpenAIBackend:
+    def __init__(self, model: str, endpoints: Endpoints) -> None:
+        if not model:
+            raise ConfigError("name the served model: --model openai/<model>")
+        self._model = model
+        self._http = _client(endpoints)
+        served = _served(self._http)
+        if served and model not in served:
+            raise ConfigError(
+                f"the server at {endpoints.openai_url} does not serve {model!r}; "
+                f"it serves: {', '.join(served)}"
+            )
+        self._fingerprint = ""
+
+    @property
+    def name(self) -> str:
+        return f"openai/{self._model}"
+
+    def conditions(self) -> dict[str, str]:
+        return {
+            "model": self._model,
+            "base_url": self._http.base_url,
+            "system_fingerprint": self._fingerprint,
+        }
+
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        body = {
+            "model": self._model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": options.temperature,
+            "seed": options.seed,
+            "max_tokens": options.max_tokens,
+        }
+        started = time.monotonic()
+        data = self._http.request("POST", "/chat/completions", body)
+        try:
+            choice = data["choices"][0]
+            text = choice["message"].get("content") or ""
+        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            raise BackendError(
+                f"{self._http.base_url}/chat/completions answered without choices[0].message"
+            ) from exc
+        self._fingerprint = str(data.get("system_fingerprint") or self._fingerprint)
+        usage = data.get("usage") or {}
+        return Generation(
+            text=text,
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            duration_s=time.monotonic() - started,
+            finish_reason=choice.get("finish_reason"),
+        )
+
+
+def _readiness(endpoints: Endpoints) -> list[Readiness]:
+    try:
+        served = _served(_client(endpoints))
+    except (BackendUnavailable, BackendError) as exc:
+        return [Readiness("openai/<model>", False, str(exc))]
+    return [Readiness(f"openai/{m}", True, endpoints.openai_url) for m in served]
+
+
+register(
+    Kind(
+        name="openai",
+        usage="openai/<model>",
+        create=OpenAIBackend,
+        readiness=_readiness,
+    )
+)

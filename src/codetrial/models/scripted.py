@@ -1,0 +1,80 @@
+"""A deterministic backend that replays given responses; the real pipeline runs on it.
+
+A script maps a key to a list of responses. A request gets the next response of the
+first key found in its last message (the function's name is a good key); the last
+response repeats once a list is used up. `scripted/<file.json>` loads a script from
+a JSON object of that shape. Every request is kept in `requests` for inspection.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from codetrial.config import Endpoints
+from codetrial.errors import BackendError, ConfigError
+from codetrial.models.base import Kind, Readiness, register
+from codetrial.records import Generation, GenerationOptions, Message
+
+
+class ScriptedBackend:
+    def __init__(self, script: Mapping[str, Sequence[str]], label: str = "scripted") -> None:
+        if not script or not all(script.values()):
+            raise ConfigError("a scripted backend needs at least one response per key")
+        self._script = {key: list(responses) for key, responses in script.items()}
+        self._served = dict.fromkeys(self._script, 0)
+        self._label = label
+        self.requests: list[list[Message]] = []
+
+    @property
+    def name(self) -> str:
+        return self._label
+
+    def conditions(self) -> dict[str, str]:
+        return {"responses": str(sum(len(r) for r in self._script.values()))}
+
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        self.requests.append(list(messages))
+        prompt = messages[-1].content
+        key = next((k for k in self._script if k in prompt), None)
+        if key is None:
+            raise BackendError("the scripted backend has no response for this prompt")
+        responses = self._script[key]
+        text = responses[min(self._served[key], len(responses) - 1)]
+        self._served[key] += 1
+        return Generation(
+            text=text,
+            prompt_tokens=len(prompt.split()),
+            completion_tokens=len(text.split()),
+            duration_s=0.0,
+            finish_reason="stop",
+        )
+
+
+def _create(rest: str, endpoints: Endpoints) -> ScriptedBackend:
+    path = Path(rest)
+    try:
+        script = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(
+            f"scripted/{rest}: cannot read a JSON script there ({exc}); the file must hold "
+            '{"<key found in the prompt>": ["response", ...]}'
+        ) from exc
+    if not isinstance(script, dict) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in script.values()
+    ):
+        raise ConfigError(f"{path}: expected an object mapping keys to lists of strings")
+    return ScriptedBackend(script, label=f"scripted/{path.stem}")
+
+
+register(
+    Kind(
+        name="scripted",
+        usage="scripted/<script.json>",
+        create=_create,
+        readiness=lambda endpoints: [
+            Readiness("scripted/<script.json>", True, "replays responses from a JSON file")
+        ],
+    )
+)

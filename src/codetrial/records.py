@@ -1,0 +1,168 @@
+"""The type spine: every record that passes between the stages of a trial.
+
+Frozen dataclasses travel inside one process; the pydantic models at the bottom are
+what the store saves and loads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Outcome(StrEnum):
+    """The closed set of ways an attempt can end."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    OUTPUT_LIMIT = "output_limit"
+    SYNTAX_ERROR = "syntax_error"
+    REJECTED = "rejected"
+    NO_CODE = "no_code"
+    INFRA_ERROR = "infra_error"
+
+
+class Visibility(StrEnum):
+    """Visible tests may be shown to a model during repair; hidden tests never are."""
+
+    VISIBLE = "visible"
+    HIDDEN = "hidden"
+
+
+@dataclass(frozen=True)
+class Message:
+    role: str
+    content: str
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """Sampling conditions sent to every backend; recorded in the manifest."""
+
+    temperature: float
+    seed: int
+    max_tokens: int
+    num_ctx: int
+    think: bool
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What a backend answered, untouched."""
+
+    text: str
+    prompt_tokens: int | None
+    completion_tokens: int | None
+    duration_s: float
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Code extracted from a response; `code` is None when the response held no code."""
+
+    raw: str
+    code: str | None
+
+
+@dataclass(frozen=True)
+class GateVerdict:
+    """The static policy's decision; `rule_id` and `message` are set when rejected."""
+
+    allowed: bool
+    rule_id: str | None = None
+    message: str | None = None
+    line: int | None = None
+
+
+class TestResult(BaseModel):
+    """One test function's result, as the test runner reported it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    visibility: Visibility
+    outcome: str
+    exception_type: str | None = None
+    duration_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class SandboxRun:
+    """How one process in the sandbox ended, and what it printed (capped)."""
+
+    exit_code: int | None
+    signal: int | None
+    timed_out: bool
+    output_overflow: bool
+    stdout: str
+    stderr: str
+    duration_s: float
+    cpu_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of judging one candidate, with the evidence behind it."""
+
+    outcome: Outcome
+    gate: GateVerdict | None
+    tests: tuple[TestResult, ...] = ()
+    visible_output: str = ""
+    hidden_output: str = ""
+    detail: str = ""
+    duration_s: float = 0.0
+    feedback: str | None = None
+
+
+class AttemptRecord(BaseModel):
+    """One generation and its verdict, as stored. Attempt 0 is the first try."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model: str
+    task_id: str
+    attempt: int
+    messages: list[dict[str, str]]
+    raw_response: str
+    code: str | None
+    gate_allowed: bool | None
+    gate_rule: str | None
+    gate_message: str | None
+    outcome: Outcome
+    tests: list[TestResult] = []
+    visible_output: str = ""
+    hidden_output: str = ""
+    detail: str = ""
+    feedback: str | None = None
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    generation_s: float = 0.0
+    execution_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASSED
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """A task's first attempt and, when one was made, its final repaired attempt."""
+
+    model: str
+    task_id: str
+    first: AttemptRecord
+    repairs: tuple[AttemptRecord, ...] = field(default=())
+
+    @property
+    def final(self) -> AttemptRecord:
+        return self.repairs[-1] if self.repairs else self.first
+
+    @property
+    def passed_after_repair(self) -> bool:
+        return self.first.passed or self.final.passed

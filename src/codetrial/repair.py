@@ -1,0 +1,27 @@
+"""The bounded repair loop's decisions: whether to try again, and with what prompt.
+
+A repair sees the original spec, the failed code and feedback from the visible tests
+(or the gate, or the parser) only. Hidden tests never reach a model: a candidate
+that passes the visible tests and fails hidden ones gives the model nothing it may
+see, so it is not repaired.
+"""
+
+from __future__ import annotations
+
+from codetrial.prompts import repair_messages
+from codetrial.records import AttemptRecord, Message, Outcome
+from codetrial.tasks import Task
+
+
+def needs_repair(previous: AttemptRecord, attempts_allowed: int) -> bool:
+    return (
+        previous.outcome not in (Outcome.PASSED, Outcome.INFRA_ERROR)
+        and previous.feedback is not None
+        and previous.attempt < attempts_allowed
+    )
+
+
+def repair_prompt(task: Task, system: Message, previous: AttemptRecord) -> list[Message]:
+    assert previous.feedback is not None
+    code = previous.code if previous.code is not None else "(no code was found in the response)"
+    return repair_messages(task, system, code, previous.feedback)

@@ -1,0 +1,93 @@
+"""Reports built from the store alone: results.json and a self-contained report.html."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from codetrial.records import Outcome
+from codetrial.report.charts import first_vs_repaired
+from codetrial.report.summary import ModelSummary, cell, matrix, summarize
+from codetrial.store import RunStore
+from codetrial.store.artifacts import slug, write_atomic
+
+__all__ = ["ModelSummary", "build", "cell", "summarize", "write_reports"]
+
+
+def _diff(before: str | None, after: str | None) -> str:
+    lines = difflib.unified_diff(
+        (before or "").splitlines(), (after or "").splitlines(), "first", "repaired", lineterm=""
+    )
+    return "\n".join(lines)
+
+
+def _context(store: RunStore) -> dict[str, Any]:
+    manifest = store.manifest
+    models = manifest.config.models
+    results = store.task_results()
+    rows = summarize(results, models)
+    outcomes = [o.value for o in Outcome]
+    breakdown = {
+        m: {o: sum(r.first.outcome.value == o for r in results if r.model == m) for o in outcomes}
+        for m in models
+    }
+    return {
+        "manifest": manifest,
+        "conditions": json.loads(manifest.model_dump_json()),
+        "rows": rows,
+        "chart": first_vs_repaired(rows) if rows else "",
+        "outcomes": outcomes,
+        "breakdown": breakdown,
+        "models": models,
+        "matrix": matrix(results, models, list(manifest.task_sha256)),
+        "results": results,
+        "cell": cell,
+        "slug": slug,
+        "diff": _diff,
+    }
+
+
+def build(store: RunStore) -> Path:
+    """Render report.html into the run directory and return its path."""
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resources.files("codetrial.report") / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    html = environment.get_template("report.html.j2").render(**_context(store))
+    path = store.run_dir / "report.html"
+    write_atomic(path, html)
+    return path
+
+
+def write_results(store: RunStore) -> Path:
+    """results.json: the manifest, the summary rows and every task's attempts."""
+    models = store.manifest.config.models
+    results = store.task_results()
+    payload = {
+        "manifest": json.loads(store.manifest.model_dump_json()),
+        "summary": [row.as_dict() for row in summarize(results, models)],
+        "tasks": [
+            {
+                "model": r.model,
+                "task_id": r.task_id,
+                "first_passed": r.first.passed,
+                "passed_after_repair": r.passed_after_repair,
+                "attempts": [json.loads(a.model_dump_json()) for a in (r.first, *r.repairs)],
+            }
+            for r in results
+        ],
+    }
+    path = store.run_dir / "results.json"
+    write_atomic(path, json.dumps(payload, indent=2))
+    return path
+
+
+def write_reports(store: RunStore) -> Path:
+    write_results(store)
+    return build(store)

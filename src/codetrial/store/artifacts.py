@@ -1,0 +1,53 @@
+"""The artifact tree: generated_code/<model>/<task>/ with code, tests and raw outputs.
+
+Files are written atomically (temporary file, then rename), so a crash leaves either
+the old file or the new one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from codetrial.records import AttemptRecord, Visibility
+from codetrial.tasks import Task
+
+
+def slug(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "_"
+
+
+def attempt_label(attempt: int) -> str:
+    if attempt == 0:
+        return "first"
+    return "repaired" if attempt == 1 else f"repaired_{attempt}"
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(text, encoding="utf-8")
+    os.replace(partial, path)
+
+
+def task_dir(run_dir: Path, model: str, task_id: str) -> Path:
+    return run_dir / "generated_code" / slug(model) / slug(task_id)
+
+
+def write_attempt(run_dir: Path, task: Task, record: AttemptRecord) -> None:
+    folder = task_dir(run_dir, record.model, task.id)
+    label = attempt_label(record.attempt)
+    write_atomic(folder / f"response_{label}.txt", record.raw_response)
+    if record.code is not None:
+        write_atomic(folder / f"candidate_{label}.py", record.code)
+    output = record.visible_output + (
+        "\n\n# hidden tests\n" + record.hidden_output if record.hidden_output else ""
+    )
+    write_atomic(folder / f"test_output_{label}.txt", output or record.detail)
+    if record.attempt == 0:
+        visible = "\n\n".join(t.source for t in task.tests_of(Visibility.VISIBLE))
+        write_atomic(folder / "test_candidate.py", visible)
+        hidden = task.tests_of(Visibility.HIDDEN)
+        if hidden:
+            write_atomic(folder / "test_hidden.py", "\n\n".join(t.source for t in hidden))

@@ -1,0 +1,62 @@
+"""The task model. A task owns its spec, its signature and its tests."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from codetrial.records import Visibility
+
+
+@dataclass(frozen=True)
+class TestFile:
+    """One pytest file; it imports the candidate with `from candidate import <entry point>`."""
+
+    name: str
+    source: str
+    visibility: Visibility
+
+
+@dataclass(frozen=True)
+class Signature:
+    """The function a candidate must define: its name and how many positional parameters."""
+
+    source: str
+    entry_point: str
+    n_params: int
+
+    @classmethod
+    def parse(cls, source: str) -> Signature:
+        """Parse a `def` line (a body is optional). Raises ValueError when there is none."""
+        text = source.rstrip()
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            tree = ast.parse(text + "\n    ...")
+        functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+        if len(functions) != 1:
+            raise ValueError("expected exactly one function definition")
+        fn = functions[0]
+        return cls(
+            source=text,
+            entry_point=fn.name,
+            n_params=len(fn.args.posonlyargs) + len(fn.args.args),
+        )
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    suite: str
+    title: str
+    spec: str
+    signature: Signature
+    tests: tuple[TestFile, ...]
+    reference: str | None = None
+
+    @property
+    def entry_point(self) -> str:
+        return self.signature.entry_point
+
+    def tests_of(self, visibility: Visibility) -> tuple[TestFile, ...]:
+        return tuple(t for t in self.tests if t.visibility is visibility)

@@ -1,0 +1,13 @@
+from candidate import longest_common_prefix
+
+
+def test_empty_list_gives_empty_string():
+    assert longest_common_prefix([]) == ""
+
+
+def test_empty_word_gives_empty_string():
+    assert longest_common_prefix(["abc", "", "abd"]) == ""
+
+
+def test_case_sensitive():
+    assert longest_common_prefix(["Apple", "apple"]) == ""

@@ -1,0 +1,9 @@
+def merge_intervals(intervals: list[list[int]]) -> list[list[int]]:
+    """Merge overlapping or touching closed intervals."""
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
