@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -83,6 +84,7 @@ class GateVerdict:
 class TestResult(BaseModel):
     """One test function's result, as the test runner reported it."""
 
+    __test__: ClassVar[bool] = False
     model_config = ConfigDict(frozen=True)
 
     name: str

@@ -25,9 +25,11 @@ app.command("models")(models.models)
 
 def main() -> None:
     try:
-        app(standalone_mode=False)
+        status = app(standalone_mode=False)
     except CodetrialError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}", highlight=False)
+        console = Console(stderr=True)
+        console.print("error:", style="bold red", end=" ")
+        console.print(str(exc), markup=False, highlight=False)
         sys.exit(exc.exit_code)
     except (click.Abort, KeyboardInterrupt):
         Console(stderr=True).print("interrupted")
@@ -35,5 +37,4 @@ def main() -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except click.exceptions.Exit as exc:
-        sys.exit(exc.exit_code)
+    sys.exit(status if isinstance(status, int) else 0)

@@ -47,6 +47,7 @@ def check(
         for t in verdict.tests:
             table.add_row(t.name, t.visibility.value, t.outcome, t.exception_type or "")
         console.print(table)
-    if verdict.outcome is not Outcome.PASSED and verdict.visible_output:
-        console.print(verdict.visible_output, markup=False, highlight=False)
+    if verdict.outcome is not Outcome.PASSED:
+        output = verdict.hidden_output or verdict.visible_output
+        console.print(output, markup=False, highlight=False)
     raise typer.Exit(0 if verdict.outcome is Outcome.PASSED else 1)

@@ -19,7 +19,7 @@ def show(store: RunStore) -> Path:
     models = store.manifest.config.models
     console.print(matrix_table(results, models, list(store.manifest.task_sha256)))
     console.print(results_table(summarize(results, models)))
-    console.print(f"report: {path}")
+    console.print(f"report: {path}", soft_wrap=True, highlight=False)
     return path
 
 

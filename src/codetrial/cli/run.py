@@ -109,7 +109,7 @@ def run(
             template_hashes(), system.content, sandbox.isolation,
         )  # fmt: skip
         store = RunStore.create(runs_dir / run_id, manifest)
-    console.print(f"run directory: {store.run_dir}")
+    console.print(f"run directory: {store.run_dir}", soft_wrap=True, highlight=False)
     try:
         _execute(Trial(config, profile, sandbox, store), tasks, backends)
     except BackendUnavailable as exc:

@@ -153,7 +153,7 @@ def defines_requested_function(tree: ast.Module, ctx: Context) -> Iterator[Viola
     wanted = ctx.signature.entry_point
     found = [fn for fn in _top_functions(tree) if fn.name == wanted]
     if not found:
-        yield Violation("G008", f"the requested function {wanted!r} is not defined", 1)
+        yield Violation("G008", f"the requested function {wanted!r} is not defined", 0)
     elif len(found) > 1:
         yield Violation("G008", f"{wanted!r} is defined {len(found)} times", _line(found[1]))
 

@@ -65,7 +65,7 @@ def _create(rest: str, endpoints: Endpoints) -> ScriptedBackend:
         isinstance(v, list) and all(isinstance(x, str) for x in v) for v in script.values()
     ):
         raise ConfigError(f"{path}: expected an object mapping keys to lists of strings")
-    return ScriptedBackend(script, label=f"scripted/{path.stem}")
+    return ScriptedBackend(script, label=f"scripted/{rest}")
 
 
 register(

@@ -13,6 +13,7 @@ def first_vs_repaired(rows: Sequence[ModelSummary]) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
+    matplotlib.rcParams["svg.hashsalt"] = "codetrial"
     from matplotlib import pyplot as plt
 
     fig, ax = plt.subplots(figsize=(max(4.0, 1.6 * len(rows) + 2), 3.2))
@@ -32,7 +33,7 @@ def first_vs_repaired(rows: Sequence[ModelSummary]) -> str:
     ax.spines[["top", "right"]].set_visible(False)
     fig.tight_layout()
     buffer = io.StringIO()
-    fig.savefig(buffer, format="svg")
+    fig.savefig(buffer, format="svg", metadata={"Date": None})
     plt.close(fig)
     svg = buffer.getvalue()
     return svg[svg.index("<svg") :]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import ClassVar
 
 from codetrial.records import Visibility
 
@@ -11,6 +12,8 @@ from codetrial.records import Visibility
 @dataclass(frozen=True)
 class TestFile:
     """One pytest file; it imports the candidate with `from candidate import <entry point>`."""
+
+    __test__: ClassVar[bool] = False
 
     name: str
     source: str

@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from codetrial.config import Limits
+from codetrial.gate import get_profile
+from codetrial.records import Candidate, Verdict
+from codetrial.sandbox import ProcessSandbox
+from codetrial.tasks import Task, load_folder, load_suite
+from codetrial.verdict import judge
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CODETRIAL = str(Path(sys.executable).with_name("codetrial"))
+FAST_LIMITS = Limits(timeout_s=5, cpu_s=3)
+CLI_ENV = {**os.environ, "COLUMNS": "200"}
+
+
+def fenced(code: str) -> str:
+    return f"Here is the implementation.\n\n```python\n{code.rstrip()}\n```\n"
+
+
+def write_task(folder: Path, signature: str, visible: str, hidden: str = "") -> Path:
+    folder.mkdir(parents=True)
+    (folder / "spec.md").write_text(f"# {folder.name}\n\nDo it.\n\n```python\n{signature}\n```\n")
+    (folder / "test_visible.py").write_text(visible)
+    if hidden:
+        (folder / "hidden").mkdir()
+        (folder / "hidden" / "test_hidden.py").write_text(hidden)
+    return folder
+
+
+@pytest.fixture(scope="session")
+def contracts10() -> dict[str, Task]:
+    return {t.id: t for t in load_suite("contracts10")}
+
+
+@pytest.fixture(scope="session")
+def sandbox() -> ProcessSandbox:
+    return ProcessSandbox()
+
+
+@pytest.fixture
+def add_task(tmp_path: Path) -> Task:
+    """A one-function task: visible and hidden tests, used to probe outcomes."""
+    folder = write_task(
+        tmp_path / "add",
+        "def add(a: int, b: int) -> int:",
+        "from candidate import add\n\n\ndef test_adds():\n    assert add(1, 2) == 3\n",
+        "from candidate import add\n\n\ndef test_negatives():\n    assert add(-1, -2) == -3\n",
+    )
+    return load_folder(folder)
+
+
+@pytest.fixture
+def judge_code(sandbox: ProcessSandbox):  # type: ignore[no-untyped-def]
+    def run(code: str, task: Task, profile: str = "builtins-only") -> Verdict:
+        return judge(Candidate(code, code), task, get_profile(profile), sandbox, FAST_LIMITS)
+
+    return run

@@ -1,0 +1,113 @@
+"""The `codetrial` command as a user runs it: real subprocesses, real files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from codetrial.tasks import Task
+from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, fenced, write_task
+
+
+def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CODETRIAL, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300, env=CLI_ENV
+    )
+
+
+def _no_traceback(result: subprocess.CompletedProcess[str]) -> None:
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_tasks_lists_the_suite() -> None:
+    result = cli("tasks")
+    assert result.returncode == 0
+    assert "merge_intervals" in result.stdout and "shortest_path_grid" in result.stdout
+
+
+def test_models_lists_backends() -> None:
+    result = cli("models", "--ollama-url", "http://127.0.0.1:9")
+    assert result.returncode == 0, result.stderr
+    for name in ("embedded", "ollama/<tag>", "openai/<model>", "scripted/<script.json>"):
+        assert name in result.stdout
+
+
+def test_check_passes_a_reference_and_fails_a_wrong_variant(
+    tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    reference = tmp_path / "ref.py"
+    reference.write_text(contracts10["merge_intervals"].reference or "")
+    good = cli("check", reference, "--task", "merge_intervals")
+    assert good.returncode == 0 and "passed" in good.stdout
+    wrong = FIXTURES / "wrong" / "merge_intervals" / "mutates_input.py"
+    bad = cli("check", wrong, "--task", "merge_intervals")
+    assert bad.returncode == 1 and "failed" in bad.stdout
+    assert "test_does_not_mutate_input" in bad.stdout
+
+
+def test_unknown_model_lists_known_forms(tmp_path: Path) -> None:
+    result = cli("run", "--model", "gpt-17", "--runs-dir", tmp_path)
+    assert result.returncode == 2
+    assert "unknown model 'gpt-17'" in result.stderr and "ollama/<tag>" in result.stderr
+    _no_traceback(result)
+
+
+def test_unknown_task_and_suite(tmp_path: Path) -> None:
+    result = cli("run", "--model", "scripted/x.json", "--task", "nope", "--runs-dir", tmp_path)
+    assert result.returncode != 0 and "unknown task nope" in result.stderr
+    result = cli("tasks", "--suite", "nonesuch")
+    assert result.returncode == 3 and "contracts10" in result.stderr
+    _no_traceback(result)
+
+
+@pytest.mark.parametrize(
+    ("spec", "field"),
+    [
+        (None, "no spec.md"),
+        ("# T\n\nNo signature here.\n", "field 'signature'"),
+        ("# T\n\n```python\nx = 1\n```\n", "field 'signature'"),
+    ],
+)
+def test_malformed_task_folder_names_path_and_field(
+    tmp_path: Path, spec: str | None, field: str
+) -> None:
+    folder = tmp_path / "suite" / "broken"
+    folder.mkdir(parents=True)
+    (folder / "test_visible.py").write_text("def test_x():\n    pass\n")
+    if spec is not None:
+        (folder / "spec.md").write_text(spec)
+    result = cli("tasks", "--suite", tmp_path / "suite")
+    assert result.returncode == 3
+    assert str(folder) in result.stderr.replace("\n", "") and field in result.stderr
+    _no_traceback(result)
+
+
+def test_unreadable_scripted_file(tmp_path: Path) -> None:
+    result = cli("run", "--model", f"scripted/{tmp_path / 'missing.json'}", "--runs-dir", tmp_path)
+    assert result.returncode == 2 and "cannot read a JSON script" in result.stderr
+    _no_traceback(result)
+
+
+def test_run_user_suite_then_rebuild_report(tmp_path: Path) -> None:
+    write_task(
+        tmp_path / "suite" / "double",
+        "def double(x: int) -> int:",
+        "from candidate import double\n\n\ndef test_double():\n    assert double(2) == 4\n",
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"double": [fenced("def double(x):\n    return 2 * x\n")]}))
+    runs = tmp_path / "runs"
+    result = cli("run", "--model", f"scripted/{script}", "--suite", tmp_path / "suite",
+                 "--runs-dir", runs)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "1/1" in result.stdout and "report.html" in result.stdout
+    (run_dir,) = runs.iterdir()
+    report = run_dir / "report.html"
+    first = report.read_text()
+    report.unlink()
+    rebuilt = cli("report", run_dir)
+    assert rebuilt.returncode == 0 and report.read_text() == first
+    assert cli("report", tmp_path).returncode == 7

@@ -1,0 +1,161 @@
+"""The real trial loop, end to end, on the scripted backend and the process sandbox."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from codetrial.config import Limits, RunConfig
+from codetrial.gate import get_profile
+from codetrial.models import ScriptedBackend
+from codetrial.pipeline import Trial, run_trial
+from codetrial.prompts import system_message, template_hashes
+from codetrial.records import Outcome, Visibility
+from codetrial.report import summarize, write_reports
+from codetrial.sandbox import ProcessSandbox
+from codetrial.store import RunStore, new_manifest
+from codetrial.tasks import Task
+from tests.conftest import FIXTURES, fenced
+
+
+def _script(tasks: dict[str, Task]) -> dict[str, list[str]]:
+    def ref(task_id: str) -> str:
+        reference = tasks[task_id].reference
+        assert reference is not None
+        return fenced(reference)
+
+    mutating = (FIXTURES / "wrong" / "merge_intervals" / "mutates_input.py").read_text()
+    wrong_two_sum = (FIXTURES / "wrong" / "two_sum" / "same_element_twice.py").read_text()
+    counter = "from collections import Counter\n\ndef top_k_frequent(nums, k):\n    return []\n"
+    loop = "def run_length_encode(text):\n    while True:\n        pass\n"
+    script = {
+        "palindrome": [ref("palindrome")],
+        "merge_intervals": [fenced(mutating), ref("merge_intervals")],
+        "two_sum": [fenced(wrong_two_sum), ref("two_sum")],
+        "top_k_frequent": [fenced(counter), ref("top_k_frequent")],
+        "balanced_brackets": ["I am not able to write that.", ref("balanced_brackets")],
+        "rotate_matrix": [""],
+        "moving_average": [ref("moving_average") + "\n" + "blah " * 200_000],
+        "longest_common_prefix": ["```python\ndef longest_common_prefix(words)\n    return ''\n```"],
+        "run_length_encoding": [fenced(loop), ref("run_length_encoding")],
+        "shortest_path_grid": [ref("shortest_path_grid")],
+    }
+    return {f"def {tasks[t].entry_point}(": responses for t, responses in script.items()}
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str, Task]):  # type: ignore[no-untyped-def]
+    config = RunConfig(models=["scripted"], limits=Limits(timeout_s=3, cpu_s=2))
+    backend = ScriptedBackend(_script(contracts10))
+    profile = get_profile(config.gate_profile)
+    sandbox = ProcessSandbox()
+    tasks = list(contracts10.values())
+    system = system_message(profile.allowed, profile.forbidden)
+    manifest = new_manifest(
+        "r1", config, tasks, {"scripted": backend.conditions()}, template_hashes(),
+        system.content, sandbox.isolation,
+    )  # fmt: skip
+    store = RunStore.create(tmp_path_factory.mktemp("runs") / "r1", manifest)
+    results = run_trial(Trial(config, profile, sandbox, store), tasks, [backend], lambda *a: None)
+    write_reports(store)
+    yield store, results, backend
+    store.close()
+
+
+def test_seed_table(finished_run) -> None:  # type: ignore[no-untyped-def]
+    store, results, _ = finished_run
+    (row,) = summarize(results, ["scripted"])
+    assert (row.tasks, row.first_pass, row.after_repair) == (10, 3, 7)
+    assert (row.repair_successes, row.repair_tries, row.gate_rejects) == (4, 6, 1)
+    first = {r.task_id: r.first.outcome for r in results}
+    assert first == {
+        "palindrome": Outcome.PASSED,
+        "merge_intervals": Outcome.FAILED,
+        "two_sum": Outcome.FAILED,
+        "top_k_frequent": Outcome.REJECTED,
+        "balanced_brackets": Outcome.NO_CODE,
+        "rotate_matrix": Outcome.NO_CODE,
+        "moving_average": Outcome.PASSED,
+        "longest_common_prefix": Outcome.SYNTAX_ERROR,
+        "run_length_encoding": Outcome.TIMEOUT,
+        "shortest_path_grid": Outcome.PASSED,
+    }
+
+
+def test_hidden_only_failure_is_not_repaired(finished_run) -> None:  # type: ignore[no-untyped-def]
+    _, results, _ = finished_run
+    merge = next(r for r in results if r.task_id == "merge_intervals")
+    assert merge.repairs == ()
+    assert [t.name for t in merge.first.tests if t.outcome == "failed"] == [
+        "test_does_not_mutate_input"
+    ]
+
+
+def test_no_prompt_ever_shows_hidden_tests(finished_run, contracts10) -> None:  # type: ignore[no-untyped-def]
+    _, _, backend = finished_run
+    prompts = "\n".join(m.content for request in backend.requests for m in request)
+    assert "Validation feedback" in prompts
+    for task in contracts10.values():
+        for test in task.tests_of(Visibility.HIDDEN):
+            for name in re.findall(r"def (test_\w+)", test.source):
+                assert name not in prompts, (task.id, name)
+
+
+def test_repair_prompt_carries_spec_code_and_visible_feedback(finished_run) -> None:  # type: ignore[no-untyped-def]
+    _, results, _ = finished_run
+    two_sum = next(r for r in results if r.task_id == "two_sum")
+    prompt = two_sum.repairs[0].messages[-1]["content"]
+    assert "def two_sum(nums: list[int], target: int)" in prompt
+    assert "previous implementation failed validation" in prompt.lower()
+    assert two_sum.first.code is not None and two_sum.first.code.strip() in prompt
+    assert "test_visible.py" in prompt
+
+
+def test_store_and_artifacts(finished_run) -> None:  # type: ignore[no-untyped-def]
+    store, _, _ = finished_run
+    run_dir: Path = store.run_dir
+    db = sqlite3.connect(run_dir / "trial.sqlite")
+    assert db.execute("SELECT count(*) FROM attempts").fetchone() == (16,)
+    folder = run_dir / "generated_code" / "scripted" / "two_sum"
+    for name in ("candidate_first.py", "candidate_repaired.py", "test_candidate.py",
+                 "test_hidden.py", "response_first.txt", "test_output_first.txt"):  # fmt: skip
+        assert (folder / name).is_file(), name
+    assert not (run_dir / "generated_code" / "scripted" / "rotate_matrix" / "candidate_first.py").exists()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["config"]["temperature"] == 0.0 and manifest["config"]["seed"] == 42
+    assert set(manifest["prompt_sha256"]) == {"system.md", "task.md", "repair.md"}
+    assert manifest["isolation"] == "process+rlimits"
+    assert len(manifest["task_sha256"]) == 10
+    results = json.loads((run_dir / "results.json").read_text())
+    assert results["summary"][0]["after_repair"] == 7
+
+
+def test_backend_failure_is_infra_not_model(tmp_path: Path, contracts10) -> None:  # type: ignore[no-untyped-def]
+    config = RunConfig(models=["scripted"])
+    backend = ScriptedBackend({"nothing matches this": ["x"]})
+    profile = get_profile("builtins-only")
+    task = contracts10["palindrome"]
+    manifest = new_manifest("r2", config, [task], {}, {}, "", "process+rlimits")
+    store = RunStore.create(tmp_path / "r2", manifest)
+    (result,) = run_trial(Trial(config, profile, ProcessSandbox(), store), [task], [backend],
+                          lambda *a: None)  # fmt: skip
+    assert result.first.outcome is Outcome.INFRA_ERROR
+    assert result.repairs == ()
+    (row,) = summarize([result], ["scripted"])
+    assert (row.first_pass, row.infra_errors) == (0, 1)
+
+
+def test_report_is_self_contained_and_linked(finished_run) -> None:  # type: ignore[no-untyped-def]
+    store, _, _ = finished_run
+    html = (store.run_dir / "report.html").read_text()
+    assert not re.search(r"""(src|href)=["']?(https?:)?//""", html)
+    assert "<svg" in html
+    links = set(re.findall(r'href="#(c-[^"]+)"', html))
+    ids = set(re.findall(r'id="([^"]+)"', html))
+    assert len(links) == 10 and links <= ids
+    assert "diff: first → repaired" in html
+    assert "Blocked AST node: ImportFrom (collections)" in html

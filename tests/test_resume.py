@@ -1,0 +1,66 @@
+"""Killing a run at any moment loses at most the attempt in flight; --resume finishes it."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+from codetrial.tasks import Task
+from tests.conftest import CLI_ENV, CODETRIAL, fenced
+
+
+def _rows(db: Path) -> dict[tuple[str, int], str]:
+    if not db.exists():
+        return {}
+    with sqlite3.connect(db) as conn:
+        try:
+            rows = conn.execute("SELECT task_id, attempt, saved_at FROM attempts").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+    return {(task, attempt): saved for task, attempt, saved in rows}
+
+
+def test_kill_then_resume(tmp_path: Path, contracts10: dict[str, Task]) -> None:
+    script = {f"def {t.entry_point}(": [fenced(t.reference or "")] for t in contracts10.values()}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    runs = tmp_path / "runs"
+    proc = subprocess.Popen(
+        [CODETRIAL, "run", "--model", f"scripted/{path}", "--runs-dir", str(runs)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    db = None
+    while time.monotonic() < deadline:
+        found = list(runs.glob("*/trial.sqlite")) if runs.exists() else []
+        if found and len(_rows(found[0])) >= 3:
+            db = found[0]
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert db is not None, "the run stored nothing in time"
+    before = _rows(db)
+    assert 3 <= len(before) < 10
+
+    result = subprocess.run(
+        [CODETRIAL, "run", "--resume", str(db.parent)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=CLI_ENV,
+    )
+    assert result.returncode == 0, result.stderr
+    after = _rows(db)
+    assert len(after) == 10
+    assert all(after[key] == saved for key, saved in before.items())
+    assert "10/10" in result.stdout
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    manifest = json.loads((db.parent / "manifest.json").read_text())
+    assert len(manifest["resumed_at"]) == 1

@@ -1,0 +1,86 @@
+"""Every outcome of the closed enum, reached by a real candidate on a real task."""
+
+from __future__ import annotations
+
+from codetrial.config import Limits
+from codetrial.records import Outcome, SandboxRun, TestResult, Visibility
+from codetrial.tasks import Task
+from codetrial.verdict import classify
+
+CASES = {
+    Outcome.PASSED: "def add(a, b):\n    return a + b\n",
+    Outcome.FAILED: "def add(a, b):\n    return a - b\n",
+    Outcome.ERROR: "def add(a, b):\n    raise ValueError('no')\n",
+    Outcome.TIMEOUT: "def add(a, b):\n    while True:\n        pass\n",
+    Outcome.MEMORY: "def add(a, b):\n    return len('x' * (10 ** 11))\n",
+    Outcome.SYNTAX_ERROR: "def add(a, b)\n    return a + b\n",
+    Outcome.REJECTED: "import os\ndef add(a, b):\n    return a + b\n",
+}
+
+
+def test_each_outcome(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
+    for expected, code in CASES.items():
+        assert judge_code(code, add_task).outcome is expected, code
+
+
+def test_output_limit(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
+    code = "def add(a, b):\n    import sys\n    while True:\n        sys.__stdout__.write('y' * 4096)\n"
+    assert judge_code(code, add_task, profile="off").outcome is Outcome.OUTPUT_LIMIT
+
+
+def test_no_code(add_task: Task, sandbox) -> None:  # type: ignore[no-untyped-def]
+    from codetrial.gate import get_profile
+    from codetrial.records import Candidate
+    from codetrial.verdict import judge
+
+    verdict = judge(Candidate("no idea", None), add_task, get_profile("off"), sandbox, Limits())
+    assert verdict.outcome is Outcome.NO_CODE
+    assert verdict.feedback
+
+
+def test_exiting_early_is_not_a_pass(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
+    code = "import os\nos._exit(0)\ndef add(a, b):\n    return 0\n"
+    assert judge_code(code, add_task, profile="off").outcome is Outcome.ERROR
+    code = "import sys\nsys.exit(0)\ndef add(a, b):\n    return 0\n"
+    assert judge_code(code, add_task, profile="off").outcome is not Outcome.PASSED
+
+
+def test_hidden_failure_gives_no_feedback(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
+    verdict = judge_code("def add(a, b):\n    return 3\n", add_task)
+    assert verdict.outcome is Outcome.FAILED
+    assert verdict.feedback is None
+    assert [t.visibility for t in verdict.tests if t.outcome == "failed"] == [Visibility.HIDDEN]
+
+
+def test_visible_feedback_never_shows_hidden_tests(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
+    verdict = judge_code("def add(a, b):\n    return 0\n", add_task)
+    assert verdict.feedback is not None
+    assert "test_adds" in verdict.feedback
+    assert "test_negatives" not in verdict.feedback and "-3" not in verdict.feedback
+
+
+def test_signature_mismatch_is_rejected_before_running(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
+    verdict = judge_code("def add(pair):\n    return sum(pair)\n", add_task)
+    assert verdict.outcome is Outcome.REJECTED
+    assert verdict.gate is not None and verdict.gate.rule_id == "G009"
+    assert verdict.tests == ()
+
+
+def _run(**kw: object) -> SandboxRun:
+    base: dict[str, object] = {
+        "exit_code": 0, "signal": None, "timed_out": False, "output_overflow": False,
+        "stdout": "", "stderr": "", "duration_s": 0.1,
+    }  # fmt: skip
+    base.update(kw)
+    return SandboxRun(**base)  # type: ignore[arg-type]
+
+
+def test_classify_never_reads_text() -> None:
+    passed = [TestResult(name="t", visibility=Visibility.VISIBLE, outcome="passed")]
+    fake = _run(stdout="1 passed", stderr="TimeoutError MemoryError")
+    assert classify(fake, [], complete=False, cpu_limit_s=10) is Outcome.ERROR
+    assert classify(_run(), passed, complete=True, cpu_limit_s=10) is Outcome.PASSED
+    assert classify(_run(exit_code=1), passed, complete=True, cpu_limit_s=10) is Outcome.ERROR
+    assert classify(_run(timed_out=True), passed, True, 10) is Outcome.TIMEOUT
+    assert classify(_run(signal=9, cpu_s=10.2), [], False, 10) is Outcome.TIMEOUT
+    assert classify(_run(signal=9, cpu_s=0.1), [], False, 10) is Outcome.ERROR
