@@ -14,7 +14,12 @@ from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, fenced, write_task
 
 def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [CODETRIAL, *map(str, args)], capture_output=True, text=True, cwd=cwd, timeout=300, env=CLI_ENV
+        [CODETRIAL, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env=CLI_ENV,
     )
 
 

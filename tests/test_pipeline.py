@@ -40,7 +40,9 @@ def _script(tasks: dict[str, Task]) -> dict[str, list[str]]:
         "balanced_brackets": ["I am not able to write that.", ref("balanced_brackets")],
         "rotate_matrix": [""],
         "moving_average": [ref("moving_average") + "\n" + "blah " * 200_000],
-        "longest_common_prefix": ["```python\ndef longest_common_prefix(words)\n    return ''\n```"],
+        "longest_common_prefix": [
+            "```python\ndef longest_common_prefix(words)\n    return ''\n```"
+        ],
         "run_length_encoding": [fenced(loop), ref("run_length_encoding")],
         "shortest_path_grid": [ref("shortest_path_grid")],
     }
@@ -67,7 +69,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str
 
 
 def test_seed_table(finished_run) -> None:  # type: ignore[no-untyped-def]
-    store, results, _ = finished_run
+    _, results, _ = finished_run
     (row,) = summarize(results, ["scripted"])
     assert (row.tasks, row.first_pass, row.after_repair) == (10, 3, 7)
     assert (row.repair_successes, row.repair_tries, row.gate_rejects) == (4, 6, 1)
@@ -124,7 +126,9 @@ def test_store_and_artifacts(finished_run) -> None:  # type: ignore[no-untyped-d
     for name in ("candidate_first.py", "candidate_repaired.py", "test_candidate.py",
                  "test_hidden.py", "response_first.txt", "test_output_first.txt"):  # fmt: skip
         assert (folder / name).is_file(), name
-    assert not (run_dir / "generated_code" / "scripted" / "rotate_matrix" / "candidate_first.py").exists()
+    assert not (
+        run_dir / "generated_code" / "scripted" / "rotate_matrix" / "candidate_first.py"
+    ).exists()
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["config"]["temperature"] == 0.0 and manifest["config"]["seed"] == 42
     assert set(manifest["prompt_sha256"]) == {"system.md", "task.md", "repair.md"}

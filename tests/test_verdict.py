@@ -24,7 +24,7 @@ def test_each_outcome(add_task: Task, judge_code) -> None:  # type: ignore[no-un
 
 
 def test_output_limit(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
-    code = "def add(a, b):\n    import sys\n    while True:\n        sys.__stdout__.write('y' * 4096)\n"
+    code = "def add(a, b):\n    import sys\n    while True:\n        sys.stdout.write('y' * 4096)\n"
     assert judge_code(code, add_task, profile="off").outcome is Outcome.OUTPUT_LIMIT
 
 

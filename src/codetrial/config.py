@@ -75,17 +75,22 @@ class RunConfig(BaseModel):
         )
 
 
+def _ollama_url(value: str) -> str:
+    """Read an address the way Ollama does: scheme, host and port each optional."""
+    scheme, _, rest = value.rpartition("://")
+    host, _, port = rest.rstrip("/").partition(":")
+    default_port = {"http": "80", "https": "443"}.get(scheme, "11434")
+    return f"{scheme or 'http'}://{host or '127.0.0.1'}:{port or default_port}"
+
+
 def endpoints_from_env(
     ollama_url: str | None = None,
     openai_url: str | None = None,
     openai_api_key: str | None = None,
 ) -> Endpoints:
     """Flags win over the environment (OLLAMA_HOST, OPENAI_BASE_URL, OPENAI_API_KEY)."""
-    ollama = ollama_url or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_URL
-    if "://" not in ollama:
-        ollama = f"http://{ollama}"
     return Endpoints(
-        ollama_url=ollama.rstrip("/"),
+        ollama_url=_ollama_url(ollama_url or os.environ.get("OLLAMA_HOST") or DEFAULT_OLLAMA_URL),
         openai_url=(openai_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL).rstrip(
             "/"
         ),

@@ -119,6 +119,8 @@ def run(
         ) from exc
     finally:
         store.close()
+        for backend in backends:
+            backend.close()
 
 
 def _execute(trial: Trial, tasks: list[Task], backends: list[Backend]) -> None:

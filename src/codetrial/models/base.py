@@ -28,6 +28,10 @@ class Backend(Protocol):
         """One completion. Raises BackendError (one request failed) or BackendUnavailable."""
         ...
 
+    def close(self) -> None:
+        """Release connections or loaded weights."""
+        ...
+
 
 @dataclass(frozen=True)
 class Readiness:

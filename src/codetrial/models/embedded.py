@@ -56,6 +56,9 @@ class EmbeddedBackend:
             "threads": str(os.cpu_count()),
         }
 
+    def close(self) -> None:
+        self._llama = None
+
     def _load(self, options: GenerationOptions) -> Any:
         if self._llama is None or self._loaded_ctx != options.num_ctx:
             from llama_cpp import Llama

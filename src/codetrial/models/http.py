@@ -21,6 +21,7 @@ class JsonClient:
     def __init__(self, base_url: str, how_to_start: str, timeout_s: float, headers: dict[str, str]):
         self.base_url = base_url
         self._how_to_start = how_to_start
+        self._timeout_s = timeout_s
         self._client = httpx.Client(base_url=base_url, timeout=timeout_s, headers=headers)
 
     def _unreachable(self, exc: Exception) -> BackendUnavailable:
@@ -39,11 +40,17 @@ class JsonClient:
                 response = self._client.request(method, path, json=body)
             except (httpx.ConnectError, httpx.ConnectTimeout) as exc:
                 raise self._unreachable(exc) from exc
+            except httpx.TimeoutException as exc:
+                raise BackendError(
+                    f"{self.base_url}{path}: no answer within {self._timeout_s:g} s"
+                ) from exc
             except httpx.HTTPError as exc:
                 last = exc
                 continue
             if response.status_code in _RETRYABLE_STATUS:
-                last = BackendError(f"{self.base_url}{path}: HTTP {response.status_code}")
+                last = BackendError(
+                    f"{self.base_url}{path}: HTTP {response.status_code}: {response.text[:300]}"
+                )
                 continue
             if response.status_code >= 400:
                 raise BackendError(
@@ -54,3 +61,13 @@ class JsonClient:
             except ValueError as exc:
                 raise BackendError(f"{self.base_url}{path}: the answer is not JSON") from exc
         raise BackendError(f"{self.base_url}{path} failed {RETRIES + 1} times: {last}")
+
+    def object(self, method: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A request whose answer must be a JSON object."""
+        data = self.request(method, path, body)
+        if not isinstance(data, dict):
+            raise BackendError(f"{self.base_url}{path}: expected a JSON object in the answer")
+        return data
+
+    def close(self) -> None:
+        self._client.close()

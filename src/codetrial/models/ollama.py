@@ -19,14 +19,21 @@ def _client(endpoints: Endpoints) -> JsonClient:
     return JsonClient(endpoints.ollama_url, _HOW_TO_START, endpoints.request_timeout_s, {})
 
 
+def _models(http: JsonClient) -> list[dict[str, Any]]:
+    models = http.object("GET", "/api/tags").get("models") or []
+    if not isinstance(models, list) or not all(isinstance(m, dict) for m in models):
+        raise BackendError(f"{http.base_url}/api/tags: 'models' is not a list of objects")
+    return models
+
+
 class OllamaBackend:
     def __init__(self, tag: str, endpoints: Endpoints) -> None:
         if not tag:
             raise ConfigError("name the Ollama model: --model ollama/<tag>, e.g. ollama/qwen3:8b")
         self._tag = tag
         self._http = _client(endpoints)
-        self._version = str(self._http.request("GET", "/api/version").get("version", "unknown"))
-        models = self._http.request("GET", "/api/tags").get("models", [])
+        self._version = str(self._http.object("GET", "/api/version").get("version", "unknown"))
+        models = _models(self._http)
         digests = {m.get("name"): m.get("digest", "") for m in models}
         digests.update({m.get("model"): m.get("digest", "") for m in models})
         wanted = tag if ":" in tag else f"{tag}:latest"
@@ -50,6 +57,9 @@ class OllamaBackend:
             "base_url": self._http.base_url,
         }
 
+    def close(self) -> None:
+        self._http.close()
+
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
         body: dict[str, Any] = {
             "model": self._tag,
@@ -64,8 +74,8 @@ class OllamaBackend:
             },
         }
         started = time.monotonic()
-        data = self._http.request("POST", "/api/chat", body)
-        message = data.get("message") if isinstance(data, dict) else None
+        data = self._http.object("POST", "/api/chat", body)
+        message = data.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), str):
             raise BackendError(f"{self._http.base_url}/api/chat answered without message.content")
         return Generation(
@@ -78,11 +88,13 @@ class OllamaBackend:
 
 
 def _readiness(endpoints: Endpoints) -> list[Readiness]:
+    client = _client(endpoints)
     try:
-        data = _client(endpoints).request("GET", "/api/tags")
+        models = _models(client)
     except (BackendUnavailable, BackendError) as exc:
         return [Readiness("ollama/<tag>", False, str(exc))]
-    models = data.get("models", [])
+    finally:
+        client.close()
     if not models:
         return [Readiness("ollama/<tag>", False, f"{endpoints.ollama_url}: no models pulled")]
     return [Readiness(f"ollama/{m['name']}", True, m.get("digest", "")[:12]) for m in models]

@@ -25,8 +25,10 @@ def _client(endpoints: Endpoints) -> JsonClient:
 
 
 def _served(client: JsonClient) -> list[str]:
-    data = client.request("GET", "/models")
-    return [str(m.get("id")) for m in data.get("data", []) if isinstance(m, dict)]
+    data = client.object("GET", "/models").get("data") or []
+    if not isinstance(data, list):
+        raise BackendError(f"{client.base_url}/models: 'data' is not a list")
+    return [str(m.get("id")) for m in data if isinstance(m, dict)]
 
 
 class OpenAIBackend:
@@ -54,6 +56,9 @@ class OpenAIBackend:
             "system_fingerprint": self._fingerprint,
         }
 
+    def close(self) -> None:
+        self._http.close()
+
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
         body = {
             "model": self._model,
@@ -63,7 +68,7 @@ class OpenAIBackend:
             "max_tokens": options.max_tokens,
         }
         started = time.monotonic()
-        data = self._http.request("POST", "/chat/completions", body)
+        data = self._http.object("POST", "/chat/completions", body)
         try:
             choice = data["choices"][0]
             text = choice["message"].get("content") or ""
@@ -83,10 +88,13 @@ class OpenAIBackend:
 
 
 def _readiness(endpoints: Endpoints) -> list[Readiness]:
+    client = _client(endpoints)
     try:
-        served = _served(_client(endpoints))
+        served = _served(client)
     except (BackendUnavailable, BackendError) as exc:
         return [Readiness("openai/<model>", False, str(exc))]
+    finally:
+        client.close()
     return [Readiness(f"openai/{m}", True, endpoints.openai_url) for m in served]
 
 

@@ -34,6 +34,9 @@ class ScriptedBackend:
     def conditions(self) -> dict[str, str]:
         return {"responses": str(sum(len(r) for r in self._script.values()))}
 
+    def close(self) -> None:
+        """Nothing to release."""
+
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
         self.requests.append(list(messages))
         prompt = messages[-1].content

@@ -1,0 +1,145 @@
+"""Plain data across the sandbox boundary: JSON with tagged types.
+
+This module uses the standard library only: the sandboxed worker loads it from a
+read-only file without the rest of codetrial. Exact types are required (a subclass of
+list with a forged __eq__ is not plain data), so every value the trusted side gets
+back compares by the built-in rules.
+
+Tags: {"$tuple": [...]}, {"$set": [...]}, {"$frozenset": [...]}, {"$bytes": b64},
+{"$bytearray": b64}, {"$dict": [[k, v], ...]}, {"$float": "nan"|"inf"|"-inf"}, and
+{"$ref": [step, ...]}: the same object as an argument (or a container inside one),
+so `result is not argument` checks keep their meaning.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from typing import Any
+
+MAX_DEPTH = 100
+
+Path = list[Any]
+
+
+class NotPlainData(TypeError):
+    """A value that cannot cross the boundary as plain data."""
+
+
+def _float(value: float) -> Any:
+    if math.isfinite(value):
+        return value
+    return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+
+
+def encode(value: Any, refs: dict[int, Path] | None = None, depth: int = 0) -> Any:
+    """Tagged JSON for `value`; containers found in `refs` become {"$ref": path}."""
+    if depth > MAX_DEPTH:
+        raise NotPlainData("the value is nested too deeply (or is cyclic)")
+    kind = type(value)
+    if value is None or kind in (bool, int, str):
+        return value
+    if kind is float:
+        return _float(value)
+    if refs is not None and id(value) in refs:
+        return {"$ref": refs[id(value)]}
+    deeper = depth + 1
+    if kind is list:
+        return [encode(item, refs, deeper) for item in value]
+    if kind is tuple:
+        return {"$tuple": [encode(item, refs, deeper) for item in value]}
+    if kind is set or kind is frozenset:
+        items = [encode(item, None, deeper) for item in value]
+        return {"$set" if kind is set else "$frozenset": items}
+    if kind is bytes or kind is bytearray:
+        tag = "$bytes" if kind is bytes else "$bytearray"
+        return {tag: base64.b64encode(bytes(value)).decode("ascii")}
+    if kind is dict:
+        return {
+            "$dict": [[encode(k, None, deeper), encode(v, refs, deeper)] for k, v in value.items()]
+        }
+    raise NotPlainData(f"a value of type {kind.__name__} is not plain data")
+
+
+def decode(data: Any, resolve: Any = None) -> Any:
+    """The inverse of encode; `resolve(path)` returns the object a $ref points to."""
+    if isinstance(data, list):
+        return [decode(item, resolve) for item in data]
+    if not isinstance(data, dict):
+        return data
+    if len(data) != 1:
+        raise NotPlainData("malformed tagged value")
+    ((tag, body),) = data.items()
+    if tag == "$tuple":
+        return tuple(decode(item, resolve) for item in body)
+    if tag == "$set":
+        return {decode(item, resolve) for item in body}
+    if tag == "$frozenset":
+        return frozenset(decode(item, resolve) for item in body)
+    if tag == "$bytes":
+        return base64.b64decode(body)
+    if tag == "$bytearray":
+        return bytearray(base64.b64decode(body))
+    if tag == "$dict":
+        return {decode(k, resolve): decode(v, resolve) for k, v in body}
+    if tag == "$float" and body in ("nan", "inf", "-inf"):
+        return float(body)
+    if tag == "$ref" and resolve is not None:
+        return resolve(body)
+    raise NotPlainData(f"unknown tag {tag!r}")
+
+
+def container_paths(roots: list[Any]) -> dict[int, Path]:
+    """id -> path of every mutable container reachable from the arguments."""
+    paths: dict[int, Path] = {}
+
+    def walk(value: Any, path: Path, depth: int) -> None:
+        kind = type(value)
+        if depth > MAX_DEPTH or kind not in (list, dict, set, bytearray) or id(value) in paths:
+            return
+        paths[id(value)] = path
+        if kind is list:
+            for index, item in enumerate(value):
+                walk(item, [*path, index], depth + 1)
+        elif kind is dict:
+            for key, item in value.items():
+                if type(key) in (str, int):
+                    walk(item, [*path, ["k", key]], depth + 1)
+
+    for index, root in enumerate(roots):
+        walk(root, [index], 0)
+    return paths
+
+
+def follow(roots: list[Any], path: Path) -> Any:
+    """The object at `path` (as produced by container_paths) under `roots`."""
+    value = roots[path[0]]
+    for step in path[1:]:
+        value = value[step[1]] if isinstance(step, list) else value[step]
+    return value
+
+
+def mirror(target: Any, source: Any) -> Any:
+    """Make `target` equal `source` in place, keeping nested containers' identity;
+    returns the object the caller should hold (target when it could be updated)."""
+    kind = type(target)
+    if kind is not type(source):
+        return source
+    if kind is list:
+        for index in range(min(len(target), len(source))):
+            target[index] = mirror(target[index], source[index])
+        del target[len(source) :]
+        target.extend(source[len(target) :])
+    elif kind is dict:
+        for key in [k for k in target if k not in source]:
+            del target[key]
+        for key, value in source.items():
+            target[key] = mirror(target[key], value) if key in target else value
+    elif kind is set:
+        target.clear()
+        target.update(source)
+    elif kind is bytearray:
+        target[:] = source
+    else:
+        return source
+    return target

@@ -1,0 +1,283 @@
+"""The sandboxed side: a fork server that runs one candidate at a time.
+
+Standard library only (plus pyseccomp when present): it runs inside the sandbox from
+read-only files, without the rest of codetrial. The host speaks to it in JSON lines,
+strictly one request, one reply:
+
+    host -> server   {"op": "spawn", "code": ..., "limits": {...}}
+    the server forks a child on fresh pipes and relays between it and the host;
+    each line the child writes reaches the host wrapped as {"child": "<line>"}, so a
+    child can never forge a message of the server's:
+    child -> host    {"loaded": [names]} or {"load_error": {"type", "message"}}
+    host -> child    {"op": "call", "name", "args", "kwargs"}
+    child -> host    {"ok": value, "args": [...]} | {"raised": {...}, "args": [...]}
+                     | {"unplain": type name, "args": [...]}
+    host -> child    {"op": "end"}
+    server -> host   {"exited": {"code", "signal", "cpu_s", "overflow", "output"}}
+
+The child never learns anything of the tests: it sees arguments and returns values.
+Nothing it prints, writes or exits with is read as evidence of a pass.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import sys
+from typing import Any
+
+import codec
+
+PROTOCOL_IN, PROTOCOL_OUT = 10, 11
+LINE_CAP = 16 * 1024 * 1024
+OUTPUT_FILE = "output.txt"
+OUTPUT_CAP = 8192
+_MB = 1024 * 1024
+
+
+class _Lines:
+    """Newline-framed messages from a file descriptor."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buffer = b""
+
+    def next(self) -> dict[str, Any] | None:
+        while b"\n" not in self.buffer:
+            chunk = os.read(self.fd, 65536)
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        message: dict[str, Any] = json.loads(line)
+        return message
+
+
+def _send(fd: int, message: dict[str, Any]) -> None:
+    data = (json.dumps(message, allow_nan=False) + "\n").encode()
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def _build_filter(deny_processes: bool, deny_sockets: bool) -> Any:
+    """The seccomp filter, built once per server; each child loads it after fork."""
+    try:
+        import pyseccomp as seccomp
+    except (ImportError, OSError):
+        return None
+    errno_eperm = seccomp.ERRNO(1)
+    rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
+    if deny_sockets:
+        for name in ("socket", "socketpair"):
+            rules.add_rule(errno_eperm, name)
+    if deny_processes:
+        for name in ("fork", "vfork", "execve", "execveat"):
+            rules.add_rule(errno_eperm, name)
+        rules.add_rule(seccomp.ERRNO(38), "clone3")
+        clone_thread = 0x00010000
+        rules.add_rule(errno_eperm, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, clone_thread, 0))
+    for name in ("ptrace", "process_vm_writev", "process_vm_readv", "unshare", "setns"):
+        rules.add_rule(errno_eperm, name)
+    return rules
+
+
+def _limit(limits: dict[str, int]) -> None:
+    resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
+    memory = limits["memory_mb"] * _MB
+    resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+    size = limits["file_size_mb"] * _MB
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _describe(exc: BaseException) -> dict[str, str]:
+    try:
+        message = str(exc)
+    except BaseException:
+        message = "<unprintable>"
+    return {"type": type(exc).__name__, "message": message[:2000]}
+
+
+def _call(function: Any, message: dict[str, Any]) -> dict[str, Any]:
+    args = codec.decode(message["args"])
+    kwargs = codec.decode(message["kwargs"])
+    try:
+        result = function(*args, **kwargs)
+    except BaseException as exc:
+        return {"raised": _describe(exc), "args": _encode_args(args)}
+    reply: dict[str, Any] = {"args": _encode_args(args)}
+    try:
+        reply["ok"] = codec.encode(result, codec.container_paths(args))
+    except (codec.NotPlainData, RecursionError):
+        reply["unplain"] = type(result).__name__
+    return reply
+
+
+def _encode_args(args: list[Any]) -> list[Any] | None:
+    try:
+        return [codec.encode(arg) for arg in args]
+    except (codec.NotPlainData, RecursionError):
+        return None
+
+
+def _child(message: dict[str, Any], rules: Any, pipes: tuple[int, int]) -> None:
+    """Runs in the forked child; never returns."""
+    os.dup2(pipes[0], PROTOCOL_IN)
+    os.dup2(pipes[1], PROTOCOL_OUT)
+    null = os.open(os.devnull, os.O_RDONLY)
+    output = os.open(OUTPUT_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(null, 0)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.closerange(3, PROTOCOL_IN)
+    os.closerange(PROTOCOL_OUT + 1, 1024)
+    _limit(message["limits"])
+    if rules is not None:
+        rules.load()
+    namespace: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
+    try:
+        exec(compile(message["code"], "candidate.py", "exec"), namespace)
+    except BaseException as exc:
+        _send(PROTOCOL_OUT, {"load_error": _describe(exc)})
+        os._exit(0)
+    functions = {k: v for k, v in namespace.items() if callable(v) and not k.startswith("__")}
+    _send(PROTOCOL_OUT, {"loaded": sorted(functions)})
+    requests = _Lines(PROTOCOL_IN)
+    while True:
+        request = requests.next()
+        if request is None or request.get("op") != "call":
+            os._exit(0)
+        function = functions.get(request["name"])
+        if function is None:
+            reply = {"raised": {"type": "NameError", "message": request["name"]}, "args": None}
+        else:
+            reply = _call(function, request)
+        _send(PROTOCOL_OUT, reply)
+
+
+def _reset(scratch: str) -> None:
+    for folder in (scratch, "/tmp"):
+        if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+            continue
+        for entry in os.listdir(folder):
+            path = os.path.join(folder, entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+def _kill_leftovers(child: int, own_pid_namespace: bool) -> None:
+    """Nothing the candidate started outlives its run."""
+    try:
+        if own_pid_namespace:
+            os.kill(-1, signal.SIGKILL)
+        else:
+            os.killpg(child, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+
+
+def _output() -> str:
+    try:
+        with open(OUTPUT_FILE, "rb") as handle:
+            return handle.read(OUTPUT_CAP).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _relay(child: int, to_child: int, from_child: int, host: _Lines) -> bool:
+    """Pass host bytes to the child and wrapped child lines to the host until the
+    child closes its end; False when the child's line exceeded the cap."""
+    pending = b""
+    while True:
+        readable, _, _ = select.select([host.fd, from_child], [], [])
+        if host.fd in readable:
+            chunk = os.read(host.fd, 65536)
+            if not chunk:
+                os.kill(child, signal.SIGKILL)
+                sys.exit(0)
+            try:
+                os.write(to_child, chunk)
+            except BrokenPipeError:
+                pass
+        if from_child in readable:
+            chunk = os.read(from_child, 65536)
+            if not chunk:
+                return True
+            pending += chunk
+            while b"\n" in pending:
+                line, _, pending = pending.partition(b"\n")
+                _send(1, {"child": line.decode("utf-8", "replace")})
+            if len(pending) > LINE_CAP:
+                os.kill(child, signal.SIGKILL)
+                return False
+
+
+def serve(scratch: str, own_pid_namespace: bool, deny_processes: bool, deny_sockets: bool) -> None:
+    os.chdir(scratch)
+    rules = _build_filter(deny_processes, deny_sockets)
+    host = _Lines(0)
+    _send(1, {"ready": {"seccomp": rules is not None}})
+    while True:
+        request = host.next()
+        if request is None:
+            return
+        _reset(scratch)
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        child = os.fork()
+        if child == 0:
+            try:
+                if not own_pid_namespace:
+                    os.setpgid(0, 0)
+                os.close(to_child_w)
+                os.close(from_child_r)
+                _child(request, rules, (to_child_r, from_child_w))
+            finally:
+                os._exit(70)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        within_cap = _relay(child, to_child_w, from_child_r, host)
+        os.close(to_child_w)
+        os.close(from_child_r)
+        _, status, usage = os.wait4(child, 0)
+        _kill_leftovers(child, own_pid_namespace)
+        _send(
+            1,
+            {
+                "exited": {
+                    "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+                    "cpu_s": usage.ru_utime + usage.ru_stime,
+                    "overflow": not within_cap,
+                    "output": _output(),
+                }
+            },
+        )
+        _reset(scratch)
+
+
+if __name__ == "__main__":
+    flags = set(sys.argv[2:])
+    serve(
+        sys.argv[1],
+        own_pid_namespace="--pid-namespace" in flags,
+        deny_processes="--deny-processes" in flags,
+        deny_sockets="--deny-sockets" in flags,
+    )
