@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Verdict
-from codetrial.sandbox import ProcessSandbox
+from codetrial.sandbox import Sandbox, open_sandbox
 from codetrial.tasks import Task, load_folder, load_suite
 from codetrial.verdict import judge
 
@@ -39,8 +40,10 @@ def contracts10() -> dict[str, Task]:
 
 
 @pytest.fixture(scope="session")
-def sandbox() -> ProcessSandbox:
-    return ProcessSandbox()
+def sandbox() -> Iterator[Sandbox]:
+    sandbox = open_sandbox(FAST_LIMITS)
+    yield sandbox
+    sandbox.close()
 
 
 @pytest.fixture
@@ -56,7 +59,7 @@ def add_task(tmp_path: Path) -> Task:
 
 
 @pytest.fixture
-def judge_code(sandbox: ProcessSandbox):  # type: ignore[no-untyped-def]
+def judge_code(sandbox: Sandbox):  # type: ignore[no-untyped-def]
     def run(code: str, task: Task, profile: str = "builtins-only") -> Verdict:
         return judge(Candidate(code, code), task, get_profile(profile), sandbox, FAST_LIMITS)
 

@@ -16,7 +16,7 @@ from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
 from codetrial.records import Outcome, Visibility
 from codetrial.report import summarize, write_reports
-from codetrial.sandbox import ProcessSandbox
+from codetrial.sandbox import open_sandbox
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
 from tests.conftest import FIXTURES, fenced
@@ -54,7 +54,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str
     config = RunConfig(models=["scripted"], limits=Limits(timeout_s=3, cpu_s=2))
     backend = ScriptedBackend(_script(contracts10))
     profile = get_profile(config.gate_profile)
-    sandbox = ProcessSandbox()
+    sandbox = open_sandbox(config.limits)
     tasks = list(contracts10.values())
     system = system_message(profile.allowed, profile.forbidden)
     manifest = new_manifest(
@@ -66,6 +66,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str
     write_reports(store)
     yield store, results, backend
     store.close()
+    sandbox.close()
 
 
 def test_seed_table(finished_run) -> None:  # type: ignore[no-untyped-def]
@@ -132,7 +133,7 @@ def test_store_and_artifacts(finished_run) -> None:  # type: ignore[no-untyped-d
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["config"]["temperature"] == 0.0 and manifest["config"]["seed"] == 42
     assert set(manifest["prompt_sha256"]) == {"system.md", "task.md", "repair.md"}
-    assert manifest["isolation"] == "process+rlimits"
+    assert manifest["isolation"].startswith("bwrap+")
     assert len(manifest["task_sha256"]) == 10
     results = json.loads((run_dir / "results.json").read_text())
     assert results["summary"][0]["after_repair"] == 7
@@ -143,10 +144,12 @@ def test_backend_failure_is_infra_not_model(tmp_path: Path, contracts10) -> None
     backend = ScriptedBackend({"nothing matches this": ["x"]})
     profile = get_profile("builtins-only")
     task = contracts10["palindrome"]
-    manifest = new_manifest("r2", config, [task], {}, {}, "", "process+rlimits")
+    manifest = new_manifest("r2", config, [task], {}, {}, "", "bwrap")
     store = RunStore.create(tmp_path / "r2", manifest)
-    (result,) = run_trial(Trial(config, profile, ProcessSandbox(), store), [task], [backend],
+    sandbox = open_sandbox(config.limits)
+    (result,) = run_trial(Trial(config, profile, sandbox, store), [task], [backend],
                           lambda *a: None)  # fmt: skip
+    sandbox.close()
     assert result.first.outcome is Outcome.INFRA_ERROR
     assert result.repairs == ()
     (row,) = summarize([result], ["scripted"])

@@ -24,6 +24,10 @@ class Limits(BaseModel):
     file_size_mb: int = Field(16, gt=0)
     open_files: int = Field(256, gt=0)
     output_bytes: int = Field(262_144, gt=0)
+    scratch_mb: int = Field(64, gt=0)
+    max_processes: int = Field(32, gt=0)
+    allow_processes: bool = False
+    allow_sockets: bool = False
 
 
 class Endpoints(BaseModel):
@@ -52,6 +56,7 @@ class RunConfig(BaseModel):
     max_tokens: int = Field(512, gt=0)
     repair_attempts: int = Field(1, ge=0)
     gate_profile: str = "builtins-only"
+    unsafe_host_exec: bool = False
     limits: Limits = Limits()
     endpoints: Endpoints = Endpoints()
 

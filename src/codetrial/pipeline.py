@@ -7,6 +7,7 @@ task -> prompt -> model -> response -> candidate -> gate -> sandbox -> verdict
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -61,12 +62,15 @@ def attempt(
     except BackendError as exc:
         generation = Generation("", None, None, 0.0)
         candidate, verdict = Candidate("", None), _infrastructure_failure(str(exc))
+        execution_s = 0.0
     else:
         candidate = extract(generation.text, task.entry_point)
+        started = time.monotonic()
         try:
             verdict = judge(candidate, task, trial.profile, trial.sandbox, trial.config.limits)
         except SandboxError as exc:
             verdict = _infrastructure_failure(str(exc))
+        execution_s = time.monotonic() - started
     return AttemptRecord(
         model=backend.name,
         task_id=task.id,
@@ -86,7 +90,7 @@ def attempt(
         prompt_tokens=generation.prompt_tokens,
         completion_tokens=generation.completion_tokens,
         generation_s=generation.duration_s,
-        execution_s=verdict.duration_s,
+        execution_s=execution_s,
     )
 
 

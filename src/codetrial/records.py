@@ -95,20 +95,6 @@ class TestResult(BaseModel):
 
 
 @dataclass(frozen=True)
-class SandboxRun:
-    """How one process in the sandbox ended, and what it printed (capped)."""
-
-    exit_code: int | None
-    signal: int | None
-    timed_out: bool
-    output_overflow: bool
-    stdout: str
-    stderr: str
-    duration_s: float
-    cpu_s: float = 0.0
-
-
-@dataclass(frozen=True)
 class Verdict:
     """The outcome of judging one candidate, with the evidence behind it."""
 
@@ -118,7 +104,6 @@ class Verdict:
     visible_output: str = ""
     hidden_output: str = ""
     detail: str = ""
-    duration_s: float = 0.0
     feedback: str | None = None
 
 

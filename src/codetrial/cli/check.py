@@ -13,7 +13,7 @@ from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Outcome
-from codetrial.sandbox import get_sandbox
+from codetrial.sandbox import open_sandbox
 from codetrial.tasks import load_suite
 from codetrial.verdict import judge
 
@@ -24,6 +24,9 @@ def check(
     suite: Annotated[str, typer.Option(help="built-in suite or folder")] = "contracts10",
     gate: Annotated[str, typer.Option(help="gate profile")] = "builtins-only",
     timeout: Annotated[float, typer.Option(help="wall seconds per test run")] = 10.0,
+    unsafe_host_exec: Annotated[
+        bool, typer.Option(help="run the code without namespaces (rlimits only)")
+    ] = False,
 ) -> None:
     """Run the gate and the task's tests on FILE; exit 0 only when it passes."""
     try:
@@ -31,13 +34,19 @@ def check(
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {file}: {exc}") from exc
     (the_task,) = load_suite(suite, [task])
-    verdict = judge(
-        Candidate(raw=code, code=code if code.strip() else None),
-        the_task,
-        get_profile(gate),
-        get_sandbox("process"),
-        Limits(timeout_s=timeout, cpu_s=max(1, int(timeout))),
-    )
+    limits = Limits(timeout_s=timeout, cpu_s=max(1, int(timeout)))
+    sandbox = open_sandbox(limits, unsafe_host_exec)
+    try:
+        verdict = judge(
+            Candidate(raw=code, code=code if code.strip() else None),
+            the_task,
+            get_profile(gate),
+            sandbox,
+            limits,
+        )
+    finally:
+        sandbox.close()
+    console.print(f"isolation: {sandbox.kind}", highlight=False)
     style = "green" if verdict.outcome is Outcome.PASSED else "red"
     console.print(f"{task}: [bold {style}]{verdict.outcome.value}[/] {verdict.detail}")
     if verdict.tests:

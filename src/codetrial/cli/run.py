@@ -17,7 +17,7 @@ from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
 from codetrial.records import AttemptRecord
-from codetrial.sandbox import get_sandbox
+from codetrial.sandbox import open_sandbox
 from codetrial.store import RunStore, new_manifest, new_run_id, task_digest
 from codetrial.tasks import Task, load_suite
 
@@ -47,7 +47,7 @@ def _open_resumed(run_dir: Path, backends: list[Backend], tasks: list[Task]) -> 
 def _config(
     models: list[str], suite: str, task: list[str], temperature: float, seed: int, think: bool,
     num_ctx: int, max_tokens: int, repair_attempts: int, timeout: float, gate: str,
-    endpoints: Endpoints,
+    endpoints: Endpoints, unsafe_host_exec: bool,
 ) -> RunConfig:  # fmt: skip
     try:
         return RunConfig(
@@ -61,6 +61,7 @@ def _config(
             max_tokens=max_tokens,
             repair_attempts=repair_attempts,
             gate_profile=gate,
+            unsafe_host_exec=unsafe_host_exec,
             limits=Limits(timeout_s=timeout, cpu_s=max(1, int(timeout))),
             endpoints=endpoints,
         )
@@ -86,6 +87,9 @@ def run(
     openai_url: Annotated[str | None, typer.Option(help="($OPENAI_BASE_URL)")] = None,
     api_key: Annotated[str | None, typer.Option(help="($OPENAI_API_KEY)")] = None,
     resume: Annotated[Path | None, typer.Option(help="finish an interrupted run")] = None,
+    unsafe_host_exec: Annotated[
+        bool, typer.Option(help="run candidates without namespaces (rlimits only)")
+    ] = False,
 ) -> None:
     """Run a trial and print the results table and the path of report.html."""
     endpoints = endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
@@ -94,10 +98,10 @@ def run(
         config = config.model_copy(update={"endpoints": endpoints})
     else:
         config = _config(model, suite, task, temperature, seed, think, num_ctx, max_tokens,
-                         repair_attempts, timeout, gate, endpoints)  # fmt: skip
+                         repair_attempts, timeout, gate, endpoints, unsafe_host_exec)  # fmt: skip
     tasks = load_suite(config.suite, config.task_ids or None)
     profile = get_profile(config.gate_profile)
-    sandbox = get_sandbox("process")
+    sandbox = open_sandbox(config.limits, config.unsafe_host_exec)
     backends = [create_backend(name, config.endpoints) for name in config.models]
     system = system_message(profile.allowed, profile.forbidden)
     if resume is not None:
@@ -119,6 +123,7 @@ def run(
         ) from exc
     finally:
         store.close()
+        sandbox.close()
         for backend in backends:
             backend.close()
 

