@@ -116,3 +116,39 @@ def test_run_user_suite_then_rebuild_report(tmp_path: Path) -> None:
     rebuilt = cli("report", run_dir)
     assert rebuilt.returncode == 0 and report.read_text() == first
     assert cli("report", tmp_path).returncode == 7
+
+
+def _script_for(task: Task, folder: Path) -> Path:
+    script = folder / "script.json"
+    script.write_text(json.dumps({task.entry_point: [fenced(task.reference or "")]}))
+    return script
+
+
+def test_unsafe_host_exec_is_recorded_and_shown(
+    tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    script = _script_for(contracts10["palindrome"], tmp_path)
+    result = cli("run", "--model", f"scripted/{script}", "--task", "palindrome",
+                 "--runs-dir", tmp_path / "runs", "--unsafe-host-exec")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["isolation"].startswith("host+")
+    assert manifest["config"]["unsafe_host_exec"] is True
+    assert 'id="unsafe-banner"' in (run_dir / "report.html").read_text()
+
+
+def test_refuses_to_execute_without_namespaces(tmp_path: Path) -> None:
+    """Inside a user namespace that may not nest another, no sandbox can start."""
+    from codetrial.sandbox.launch import bwrap_binary
+
+    wrong = FIXTURES / "wrong" / "merge_intervals" / "mutates_input.py"
+    jail = [str(bwrap_binary()), "--unshare-user", "--disable-userns", "--dev-bind", "/", "/"]
+    args = [CODETRIAL, "check", str(wrong), "--task", "merge_intervals"]
+    refused = subprocess.run([*jail, *args], capture_output=True, text=True, env=CLI_ENV)
+    assert refused.returncode == 6
+    assert "--unsafe-host-exec" in refused.stderr and "namespaces" in refused.stderr
+    _no_traceback(refused)
+    allowed = subprocess.run([*jail, *args, "--unsafe-host-exec"], capture_output=True,
+                             text=True, env=CLI_ENV)  # fmt: skip
+    assert allowed.returncode == 1 and "isolation: host" in allowed.stdout

@@ -38,6 +38,7 @@ def _context(store: RunStore) -> dict[str, Any]:
     }
     return {
         "manifest": manifest,
+        "unsafe": manifest.config.unsafe_host_exec,
         "conditions": json.loads(manifest.model_dump_json()),
         "rows": rows,
         "chart": first_vs_repaired(rows) if rows else "",

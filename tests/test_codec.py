@@ -1,0 +1,65 @@
+"""Plain data across the boundary: tagged types survive, forged types do not."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from codetrial.sandbox import codec
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        None, True, 0, -(2**100), 1.5, "ü", [], [1, [2, [3]]], (1, (2,)), {1, 2},
+        frozenset({"a"}), b"\x00\xff", bytearray(b"ab"), {(1, 2): [3], "k": {"n": None}},
+        float("inf"), float("-inf"),
+    ],
+)  # fmt: skip
+def test_round_trip(value: object) -> None:
+    decoded = codec.decode(codec.encode(value))
+    assert decoded == value and type(decoded) is type(value)
+
+
+def test_nan_survives() -> None:
+    assert math.isnan(codec.decode(codec.encode(float("nan"))))
+
+
+def test_subclasses_and_objects_are_not_plain() -> None:
+    class Sneaky(list):  # type: ignore[type-arg]
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    for value in (Sneaky(), object(), print, 1j):
+        with pytest.raises(codec.NotPlainData):
+            codec.encode(value)
+
+
+def test_cycles_and_depth_are_refused() -> None:
+    cycle: list[object] = []
+    cycle.append(cycle)
+    with pytest.raises(codec.NotPlainData):
+        codec.encode(cycle)
+
+
+def test_mirror_keeps_identity_of_nested_containers() -> None:
+    inner = [1, 3]
+    outer = [inner, [2, 6]]
+    codec.mirror(outer, [[1, 6], [8, 10], [11, 12]])
+    assert outer == [[1, 6], [8, 10], [11, 12]] and outer[0] is inner
+    table = {"a": [1], "b": 2}
+    codec.mirror(table, {"a": [1, 2]})
+    assert table == {"a": [1, 2]}
+
+
+def test_refs_point_back_into_the_arguments() -> None:
+    rows = [[1, 2], [3, 4]]
+    encoded = codec.encode([rows[1], [5]], codec.container_paths([rows]))
+    decoded = codec.decode(encoded, lambda path: codec.follow([rows], path))
+    assert decoded[0] is rows[1] and decoded[1] == [5]
+
+
+def test_unknown_tags_are_refused() -> None:
+    with pytest.raises(codec.NotPlainData):
+        codec.decode({"$pickle": "..."})
