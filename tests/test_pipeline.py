@@ -1,4 +1,4 @@
-"""The real trial loop, end to end, on the scripted backend and the process sandbox."""
+"""The real trial loop, end to end, on the scripted backend and the real sandbox."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
 from codetrial.records import Outcome, Visibility
 from codetrial.report import summarize, write_reports
-from codetrial.sandbox import open_sandbox
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
+from codetrial.verdict.pool import JudgePool
 from tests.conftest import FIXTURES, fenced
 
 
@@ -54,19 +54,19 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str
     config = RunConfig(models=["scripted"], limits=Limits(timeout_s=3, cpu_s=2))
     backend = ScriptedBackend(_script(contracts10))
     profile = get_profile(config.gate_profile)
-    sandbox = open_sandbox(config.limits)
+    pool = JudgePool(2, config.limits)
     tasks = list(contracts10.values())
     system = system_message(profile.allowed, profile.forbidden)
     manifest = new_manifest(
         "r1", config, tasks, {"scripted": backend.conditions()}, template_hashes(),
-        system.content, sandbox.isolation,
+        system.content, pool.isolation,
     )  # fmt: skip
     store = RunStore.create(tmp_path_factory.mktemp("runs") / "r1", manifest)
-    results = run_trial(Trial(config, profile, sandbox, store), tasks, [backend], lambda *a: None)
+    results = run_trial(Trial(config, profile, pool, store), tasks, [backend], lambda r: None)
     write_reports(store)
     yield store, results, backend
     store.close()
-    sandbox.close()
+    pool.close()
 
 
 def test_seed_table(finished_run) -> None:  # type: ignore[no-untyped-def]
@@ -146,10 +146,10 @@ def test_backend_failure_is_infra_not_model(tmp_path: Path, contracts10) -> None
     task = contracts10["palindrome"]
     manifest = new_manifest("r2", config, [task], {}, {}, "", "bwrap")
     store = RunStore.create(tmp_path / "r2", manifest)
-    sandbox = open_sandbox(config.limits)
-    (result,) = run_trial(Trial(config, profile, sandbox, store), [task], [backend],
-                          lambda *a: None)  # fmt: skip
-    sandbox.close()
+    pool = JudgePool(1, config.limits)
+    (result,) = run_trial(Trial(config, profile, pool, store), [task], [backend],
+                          lambda r: None)  # fmt: skip
+    pool.close()
     assert result.first.outcome is Outcome.INFRA_ERROR
     assert result.repairs == ()
     (row,) = summarize([result], ["scripted"])

@@ -48,6 +48,7 @@ class RunConfig(BaseModel):
 
     models: list[str] = ["embedded"]
     suite: str = "contracts10"
+    data: Path | None = None
     task_ids: list[str] = []
     temperature: float = Field(0.0, ge=0)
     seed: int = 42
@@ -55,6 +56,8 @@ class RunConfig(BaseModel):
     num_ctx: int = Field(4096, gt=0)
     max_tokens: int = Field(512, gt=0)
     repair_attempts: int = Field(1, ge=0)
+    samples: int = Field(1, gt=0)
+    workers: int = Field(1, gt=0)
     gate_profile: str = "builtins-only"
     unsafe_host_exec: bool = False
     limits: Limits = Limits()
@@ -69,11 +72,11 @@ class RunConfig(BaseModel):
             raise ValueError("a model is named twice")
         return value
 
-    @property
-    def options(self) -> GenerationOptions:
+    def options(self, sample: int = 0) -> GenerationOptions:
+        """Sample i is drawn with seed + i, so samples differ yet replay exactly."""
         return GenerationOptions(
             temperature=self.temperature,
-            seed=self.seed,
+            seed=self.seed + sample,
             max_tokens=self.max_tokens,
             num_ctx=self.num_ctx,
             think=self.think,

@@ -1,18 +1,23 @@
 """The trial loop, readable top to bottom; the only module that imports every stage.
 
-task -> prompt -> model -> response -> candidate -> gate -> sandbox -> verdict
-                                 ^                                    |
-                                 +-------- repair (visible only) <----+
+    task -> prompt -> model -> response -> candidate -> gate -> sandbox -> verdict
+                                     ^                                    |
+                                     +-------- repair (visible only) <----+
+
+The model writes on this thread while finished candidates are judged on the pool's
+threads, so generation and execution overlap.
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 
 from codetrial.config import RunConfig
-from codetrial.errors import BackendError, SandboxError
+from codetrial.errors import BackendError, BackendUnavailable, SandboxError
 from codetrial.extract import extract
 from codetrial.gate import Profile
 from codetrial.models import Backend
@@ -27,12 +32,11 @@ from codetrial.records import (
     Verdict,
 )
 from codetrial.repair import needs_repair, repair_prompt
-from codetrial.sandbox import Sandbox
 from codetrial.store import RunStore
 from codetrial.tasks import Task
-from codetrial.verdict import judge
+from codetrial.verdict.pool import JudgePool
 
-Progress = Callable[[str, str, AttemptRecord], None]
+Progress = Callable[[AttemptRecord], None]
 
 
 @dataclass(frozen=True)
@@ -41,7 +45,7 @@ class Trial:
 
     config: RunConfig
     profile: Profile
-    sandbox: Sandbox
+    pool: JudgePool
     store: RunStore
 
     @property
@@ -49,33 +53,37 @@ class Trial:
         return system_message(self.profile.allowed, self.profile.forbidden)
 
 
+@dataclass(frozen=True)
+class Job:
+    """One generation to make: a task's sample, at an attempt, with its prompt."""
+
+    task: Task
+    sample: int
+    attempt: int
+    messages: Sequence[Message]
+
+
+@dataclass(frozen=True)
+class Judging:
+    job: Job
+    generation: Generation
+    candidate: Candidate
+    started: float
+
+
 def _infrastructure_failure(detail: str) -> Verdict:
     return Verdict(Outcome.INFRA_ERROR, gate=None, detail=detail)
 
 
-def attempt(
-    trial: Trial, task: Task, backend: Backend, messages: Sequence[Message], number: int
-) -> AttemptRecord:
-    """One generation, extraction and verdict, as a record ready to store."""
-    try:
-        generation = backend.generate(messages, trial.config.options)
-    except BackendError as exc:
-        generation = Generation("", None, None, 0.0)
-        candidate, verdict = Candidate("", None), _infrastructure_failure(str(exc))
-        execution_s = 0.0
-    else:
-        candidate = extract(generation.text, task.entry_point)
-        started = time.monotonic()
-        try:
-            verdict = judge(candidate, task, trial.profile, trial.sandbox, trial.config.limits)
-        except SandboxError as exc:
-            verdict = _infrastructure_failure(str(exc))
-        execution_s = time.monotonic() - started
+def record(backend: Backend, job: Job, generation: Generation, candidate: Candidate,
+           verdict: Verdict, execution_s: float) -> AttemptRecord:  # fmt: skip
+    """An attempt as stored: the raw response, the code, the verdict and its evidence."""
     return AttemptRecord(
         model=backend.name,
-        task_id=task.id,
-        attempt=number,
-        messages=[{"role": m.role, "content": m.content} for m in messages],
+        task_id=job.task.id,
+        sample=job.sample,
+        attempt=job.attempt,
+        messages=[{"role": m.role, "content": m.content} for m in job.messages],
         raw_response=generation.text,
         code=candidate.code,
         gate_allowed=verdict.gate.allowed if verdict.gate else None,
@@ -94,31 +102,79 @@ def attempt(
     )
 
 
-def run_task(trial: Trial, task: Task, backend: Backend, progress: Progress) -> None:
-    """First attempt, then repairs while allowed; stored attempts are never redone,
+def first_jobs(trial: Trial, tasks: Sequence[Task], backend: Backend) -> deque[Job]:
+    """Every (task, sample) chain still to do. Stored attempts are never redone,
     except infrastructure failures, which say nothing about the model."""
-    stored = [
-        r
-        for r in trial.store.attempts(backend.name, task.id)
-        if r.outcome is not Outcome.INFRA_ERROR
-    ]
-    previous = stored[-1] if stored else None
-    if previous is None:
-        previous = attempt(trial, task, backend, first_messages(task, trial.system), 0)
-        trial.store.save(task, previous)
-        progress(backend.name, task.id, previous)
-    while needs_repair(previous, trial.config.repair_attempts):
-        messages = repair_prompt(task, trial.system, previous)
-        previous = attempt(trial, task, backend, messages, previous.attempt + 1)
-        trial.store.save(task, previous)
-        progress(backend.name, task.id, previous)
+    stored: dict[tuple[str, int], AttemptRecord] = {}
+    for r in trial.store.attempts(backend.name):
+        if r.outcome is not Outcome.INFRA_ERROR:
+            stored[(r.task_id, r.sample)] = r
+    jobs: deque[Job] = deque()
+    for sample in range(trial.config.samples):
+        for task in tasks:
+            previous = stored.get((task.id, sample))
+            if previous is None:
+                jobs.append(Job(task, sample, 0, first_messages(task, trial.system)))
+            elif needs_repair(previous, trial.config.repair_attempts):
+                jobs.append(_repair_job(trial, task, previous))
+    return jobs
+
+
+def _repair_job(trial: Trial, task: Task, previous: AttemptRecord) -> Job:
+    return Job(task, previous.sample, previous.attempt + 1,
+               repair_prompt(task, trial.system, previous))  # fmt: skip
+
+
+def run_backend(trial: Trial, tasks: Sequence[Task], backend: Backend, progress: Progress) -> None:
+    """Generate on this thread, judge on the pool; a failed attempt with feedback
+    queues its repair at the front. When the backend becomes unreachable, what is
+    being judged is still stored before the error goes up."""
+    jobs = first_jobs(trial, tasks, backend)
+    in_flight: dict[Future[Verdict], Judging] = {}
+    limit = 2 * trial.pool.workers
+    unavailable: BackendUnavailable | None = None
+    while jobs or in_flight:
+        if jobs and len(in_flight) < limit:
+            job = jobs.popleft()
+            try:
+                generation = backend.generate(job.messages, trial.config.options(job.sample))
+            except BackendUnavailable as exc:
+                unavailable = exc
+                jobs.clear()
+                continue
+            except BackendError as exc:
+                failed = Generation("", None, None, 0.0)
+                stored = record(backend, job, failed, Candidate("", None),
+                                _infrastructure_failure(str(exc)), 0.0)  # fmt: skip
+                trial.store.save(job.task, stored)
+                progress(stored)
+                continue
+            candidate = extract(generation.text, job.task.entry_point)
+            future = trial.pool.submit(candidate, job.task, trial.profile)
+            in_flight[future] = Judging(job, generation, candidate, time.monotonic())
+            done = {f for f in in_flight if f.done()}
+        else:
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+        for future in done:
+            judging = in_flight.pop(future)
+            try:
+                verdict = future.result()
+            except SandboxError as exc:
+                verdict = _infrastructure_failure(str(exc))
+            stored = record(backend, judging.job, judging.generation, judging.candidate,
+                            verdict, time.monotonic() - judging.started)  # fmt: skip
+            trial.store.save(judging.job.task, stored)
+            progress(stored)
+            if needs_repair(stored, trial.config.repair_attempts) and unavailable is None:
+                jobs.appendleft(_repair_job(trial, judging.job.task, stored))
+    if unavailable is not None:
+        raise unavailable
 
 
 def run_trial(
     trial: Trial, tasks: Sequence[Task], backends: Sequence[Backend], progress: Progress
 ) -> list[TaskResult]:
-    """Every task for every model; BackendUnavailable stops the run (resumable)."""
+    """Every task and sample for every model; BackendUnavailable stops the run (resumable)."""
     for backend in backends:
-        for task in tasks:
-            run_task(trial, task, backend, progress)
+        run_backend(trial, tasks, backend, progress)
     return trial.store.task_results()

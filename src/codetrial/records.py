@@ -115,12 +115,13 @@ class AttemptRecord(BaseModel):
     model: str
     task_id: str
     attempt: int
-    messages: list[dict[str, str]]
+    sample: int = 0
+    messages: list[dict[str, str]] = []
     raw_response: str
     code: str | None
-    gate_allowed: bool | None
-    gate_rule: str | None
-    gate_message: str | None
+    gate_allowed: bool | None = None
+    gate_rule: str | None = None
+    gate_message: str | None = None
     outcome: Outcome
     tests: list[TestResult] = []
     visible_output: str = ""
@@ -139,10 +140,11 @@ class AttemptRecord(BaseModel):
 
 @dataclass(frozen=True)
 class TaskResult:
-    """A task's first attempt and, when one was made, its final repaired attempt."""
+    """One sample's first attempt and the repairs that followed it."""
 
     model: str
     task_id: str
+    sample: int
     first: AttemptRecord
     repairs: tuple[AttemptRecord, ...] = field(default=())
 

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
-from codetrial.cli.views import console, matrix_table, results_table
+from codetrial.cli.views import console, matrix_table, pass_at_k_table, results_table
 from codetrial.report import summarize, write_reports
+from codetrial.report.summary import pass_at_k_rows
 from codetrial.store import RunStore
 
 
@@ -17,8 +18,11 @@ def show(store: RunStore) -> Path:
     path = write_reports(store)
     results = store.task_results()
     models = store.manifest.config.models
-    console.print(matrix_table(results, models, list(store.manifest.task_sha256)))
+    task_ids = list(store.manifest.task_sha256)
+    if len(task_ids) <= 40:
+        console.print(matrix_table(results, models, task_ids))
     console.print(results_table(summarize(results, models)))
+    console.print(pass_at_k_table(pass_at_k_rows(results, models, task_ids)))
     console.print(f"report: {path}", soft_wrap=True, highlight=False)
     return path
 

@@ -3,23 +3,30 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from codetrial.cli.report import show
 from codetrial.cli.views import console
-from codetrial.config import Endpoints, Limits, RunConfig, endpoints_from_env
+from codetrial.config import RunConfig, endpoints_from_env
 from codetrial.errors import BackendUnavailable, ConfigError
 from codetrial.gate import get_profile
 from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
 from codetrial.records import AttemptRecord
-from codetrial.sandbox import open_sandbox
 from codetrial.store import RunStore, new_manifest, new_run_id, task_digest
 from codetrial.tasks import Task, load_suite
+from codetrial.verdict.pool import JudgePool
 
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256")
 
@@ -44,43 +51,34 @@ def _open_resumed(run_dir: Path, backends: list[Backend], tasks: list[Task]) -> 
     return store
 
 
-def _config(
-    models: list[str], suite: str, task: list[str], temperature: float, seed: int, think: bool,
-    num_ctx: int, max_tokens: int, repair_attempts: int, timeout: float, gate: str,
-    endpoints: Endpoints, unsafe_host_exec: bool,
-) -> RunConfig:  # fmt: skip
+def _validated(fields: dict[str, Any]) -> RunConfig:
     try:
-        return RunConfig(
-            models=models,
-            suite=suite,
-            task_ids=task,
-            temperature=temperature,
-            seed=seed,
-            think=think,
-            num_ctx=num_ctx,
-            max_tokens=max_tokens,
-            repair_attempts=repair_attempts,
-            gate_profile=gate,
-            unsafe_host_exec=unsafe_host_exec,
-            limits=Limits(timeout_s=timeout, cpu_s=max(1, int(timeout))),
-            endpoints=endpoints,
-        )
+        return RunConfig.model_validate(fields)
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc
 
 
 def run(
     model: Annotated[list[str], typer.Option("--model", "-m", help="repeatable")] = ["embedded"],  # noqa: B006
-    suite: Annotated[str, typer.Option(help="built-in suite or folder")] = "contracts10",
+    suite: Annotated[str, typer.Option(help="built-in suite, humaneval, or a path")] = (
+        "contracts10"
+    ),
+    data: Annotated[Path | None, typer.Option(help="data file for humaneval+/mbpp/mbpp+")] = None,
     task: Annotated[list[str], typer.Option(help="only these task ids")] = [],  # noqa: B006
+    limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
+    samples: Annotated[int, typer.Option(help="candidates per task")] = 1,
     temperature: Annotated[float, typer.Option()] = 0.0,
-    seed: Annotated[int, typer.Option()] = 42,
+    seed: Annotated[int, typer.Option(help="sample i uses seed + i")] = 42,
     think: Annotated[bool, typer.Option("--think/--no-think")] = False,
     num_ctx: Annotated[int, typer.Option(help="context window")] = 4096,
     max_tokens: Annotated[int, typer.Option(help="max new tokens")] = 512,
     repair_attempts: Annotated[int, typer.Option(help="bounded repair attempts")] = 1,
-    timeout: Annotated[float, typer.Option(help="seconds per test run (wall and CPU)")] = 10.0,
-    gate: Annotated[str, typer.Option(help="builtins-only, stdlib or off")] = "builtins-only",
+    timeout: Annotated[float, typer.Option(help="wall seconds per test run")] = 10.0,
+    cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
+    workers: Annotated[int, typer.Option(help="parallel sandboxes")] = 1,
+    gate: Annotated[
+        str | None, typer.Option(help="builtins-only, stdlib or off (default: the suite's)")
+    ] = None,
     runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
     base_url: Annotated[str | None, typer.Option(help="base URL of the HTTP backend")] = None,
     ollama_url: Annotated[str | None, typer.Option(help="Ollama URL ($OLLAMA_HOST)")] = None,
@@ -94,15 +92,22 @@ def run(
     """Run a trial and print the results table and the path of report.html."""
     endpoints = endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
     if resume is not None:
-        config = RunStore.open(resume).manifest.config
-        config = config.model_copy(update={"endpoints": endpoints})
+        config = RunStore.open(resume).manifest.config.model_copy(update={"endpoints": endpoints})
+        tasks = load_suite(config.suite, config.task_ids or None, config.data)
     else:
-        config = _config(model, suite, task, temperature, seed, think, num_ctx, max_tokens,
-                         repair_attempts, timeout, gate, endpoints, unsafe_host_exec)  # fmt: skip
-    tasks = load_suite(config.suite, config.task_ids or None)
+        tasks = load_suite(suite, task or None, data)[:limit]
+        config = _validated({
+            "models": model, "suite": suite, "data": data,
+            "task_ids": [t.id for t in tasks] if (task or limit) else [],
+            "samples": samples, "temperature": temperature, "seed": seed, "think": think,
+            "num_ctx": num_ctx, "max_tokens": max_tokens, "repair_attempts": repair_attempts,
+            "workers": workers, "gate_profile": gate or tasks[0].policy,
+            "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,
+            "limits": {"timeout_s": timeout, "cpu_s": cpu_time or max(1, int(timeout))},
+        })  # fmt: skip
     profile = get_profile(config.gate_profile)
-    sandbox = open_sandbox(config.limits, config.unsafe_host_exec)
     backends = [create_backend(name, config.endpoints) for name in config.models]
+    pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec)
     system = system_message(profile.allowed, profile.forbidden)
     if resume is not None:
         store = _open_resumed(resume, backends, tasks)
@@ -110,12 +115,12 @@ def run(
         run_id = new_run_id(runs_dir, config.suite)
         manifest = new_manifest(
             run_id, config, tasks, {b.name: b.conditions() for b in backends},
-            template_hashes(), system.content, sandbox.isolation,
+            template_hashes(), system.content, pool.isolation,
         )  # fmt: skip
         store = RunStore.create(runs_dir / run_id, manifest)
     console.print(f"run directory: {store.run_dir}", soft_wrap=True, highlight=False)
     try:
-        _execute(Trial(config, profile, sandbox, store), tasks, backends)
+        _execute(Trial(config, profile, pool, store), tasks, backends)
     except BackendUnavailable as exc:
         show(store)
         raise BackendUnavailable(
@@ -123,27 +128,41 @@ def run(
         ) from exc
     finally:
         store.close()
-        sandbox.close()
+        pool.close()
         for backend in backends:
             backend.close()
 
 
+class _Live:
+    """The progress bar's counters: chains done, passes so far, tokens per second."""
+
+    def __init__(self, progress: Progress, total: int) -> None:
+        self.progress = progress
+        self.bar = progress.add_task("trial", total=total, passes=0, rate="")
+        self.passes = self.tokens = 0
+        self.seconds = 0.0
+
+    def __call__(self, record: AttemptRecord) -> None:
+        self.tokens += record.completion_tokens or 0
+        self.seconds += record.generation_s
+        if record.passed:
+            self.passes += 1
+        if record.attempt == 0:
+            self.progress.advance(self.bar)
+        rate = f"{self.tokens / self.seconds:.0f} tok/s" if self.seconds else ""
+        self.progress.update(
+            self.bar, description=f"{record.model} · {record.task_id}", passes=self.passes,
+            rate=rate,
+        )  # fmt: skip
+
+
 def _execute(trial: Trial, tasks: list[Task], backends: list[Backend]) -> None:
     columns = (
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        TextColumn("passes {task.fields[passes]}"), TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(), TimeRemainingColumn(),
     )  # fmt: skip
+    total = len(tasks) * len(backends) * trial.config.samples
     with Progress(*columns, console=console, transient=True) as progress:
-        bar = progress.add_task("trial", total=len(tasks) * len(backends))
-        seen: set[tuple[str, str]] = set()
-
-        def advance(model: str, task_id: str, record: AttemptRecord) -> None:
-            label = "first" if record.attempt == 0 else f"repair {record.attempt}"
-            console.print(f"  {model} · {task_id} · {label}: {record.outcome.value}")
-            if (model, task_id) not in seen:
-                seen.add((model, task_id))
-                progress.advance(bar)
-            progress.update(bar, description=f"{model} · {task_id}")
-
-        run_trial(trial, tasks, backends, advance)
-        progress.update(bar, completed=len(tasks) * len(backends))
+        run_trial(trial, tasks, backends, _Live(progress, total))
     show(trial.store)

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from codetrial.records import TaskResult
 from codetrial.report import ModelSummary, cell
-from codetrial.report.summary import matrix
+from codetrial.report.summary import PassAtK, matrix
 
 console = Console()
 
@@ -50,4 +50,16 @@ def matrix_table(
             style = _STYLE.get(text.split(" → ")[-1], "magenta")
             row.append(f"[{style}]{text}[/]")
         table.add_row(*row)
+    return table
+
+
+def pass_at_k_table(rows: Sequence[PassAtK]) -> Table:
+    table = Table(title="pass@k (95% bootstrap CI over tasks)")
+    ks = list(rows[0].first) if rows else []
+    for header in ("model", "samples", "stage", *(f"pass@{k}" for k in ks)):
+        table.add_column(header)
+    for row in rows:
+        for stage, values in (("first", row.first), ("after repair", row.after_repair)):
+            cells = [str(values[k]) if values.get(k) else "n/a" for k in ks]
+            table.add_row(row.model, str(row.samples), stage, *cells)
     return table

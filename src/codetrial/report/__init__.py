@@ -12,7 +12,7 @@ import jinja2
 
 from codetrial.records import Outcome
 from codetrial.report.charts import first_vs_repaired
-from codetrial.report.summary import ModelSummary, cell, matrix, summarize
+from codetrial.report.summary import ModelSummary, cell, matrix, pass_at_k_rows, summarize
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
 
@@ -36,6 +36,7 @@ def _context(store: RunStore) -> dict[str, Any]:
         m: {o: sum(r.first.outcome.value == o for r in results if r.model == m) for o in outcomes}
         for m in models
     }
+    task_ids = list(manifest.task_sha256)
     return {
         "manifest": manifest,
         "unsafe": manifest.config.unsafe_host_exec,
@@ -45,8 +46,9 @@ def _context(store: RunStore) -> dict[str, Any]:
         "outcomes": outcomes,
         "breakdown": breakdown,
         "models": models,
-        "matrix": matrix(results, models, list(manifest.task_sha256)),
-        "results": results,
+        "matrix": matrix(results, models, task_ids),
+        "pass_at_k": pass_at_k_rows(results, models, task_ids),
+        "results": [r for r in results if r.sample == 0],
         "cell": cell,
         "slug": slug,
         "diff": _diff,
@@ -70,13 +72,16 @@ def write_results(store: RunStore) -> Path:
     """results.json: the manifest, the summary rows and every task's attempts."""
     models = store.manifest.config.models
     results = store.task_results()
+    task_ids = list(store.manifest.task_sha256)
     payload = {
         "manifest": json.loads(store.manifest.model_dump_json()),
         "summary": [row.as_dict() for row in summarize(results, models)],
+        "pass_at_k": [row.as_dict() for row in pass_at_k_rows(results, models, task_ids)],
         "tasks": [
             {
                 "model": r.model,
                 "task_id": r.task_id,
+                "sample": r.sample,
                 "first_passed": r.first.passed,
                 "passed_after_repair": r.passed_after_repair,
                 "attempts": [json.loads(a.model_dump_json()) for a in (r.first, *r.repairs)],

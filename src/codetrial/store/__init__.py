@@ -26,11 +26,12 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS attempts (
     model TEXT NOT NULL,
     task_id TEXT NOT NULL,
+    sample INTEGER NOT NULL,
     attempt INTEGER NOT NULL,
     outcome TEXT NOT NULL,
     record TEXT NOT NULL,
     saved_at TEXT NOT NULL,
-    PRIMARY KEY (model, task_id, attempt)
+    PRIMARY KEY (model, task_id, sample, attempt)
 )
 """
 
@@ -82,41 +83,47 @@ class RunStore:
         write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2))
 
     def save(self, task: Task, record: AttemptRecord) -> None:
-        write_attempt(self.run_dir, task, record)
-        with self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, ?, ?)",
-                (
-                    record.model,
-                    record.task_id,
-                    record.attempt,
-                    record.outcome.value,
-                    record.model_dump_json(),
-                    now(),
-                ),
-            )
+        self.save_many([(task, record)])
 
-    def attempts(self, model: str | None = None, task_id: str | None = None) -> list[AttemptRecord]:
+    def save_many(self, items: list[tuple[Task, AttemptRecord]], artifacts: bool = True) -> None:
+        """Artifacts first, then every row in one transaction."""
+        if artifacts:
+            for task, record in items:
+                write_attempt(self.run_dir, task, record)
+        with self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (r.model, r.task_id, r.sample, r.attempt, r.outcome.value,
+                     r.model_dump_json(), now())
+                    for _, r in items
+                ],
+            )  # fmt: skip
+
+    def attempts(self, model: str | None = None) -> list[AttemptRecord]:
         rows = self._db.execute(
             "SELECT record FROM attempts WHERE (?1 IS NULL OR model = ?1) "
-            "AND (?2 IS NULL OR task_id = ?2) ORDER BY model, task_id, attempt",
-            (model, task_id),
+            "ORDER BY model, task_id, sample, attempt",
+            (model,),
         ).fetchall()
         return [AttemptRecord.model_validate(json.loads(row[0])) for row in rows]
 
     def task_results(self) -> list[TaskResult]:
-        """One TaskResult per (model, task) that has a first attempt, in manifest order."""
-        grouped: dict[tuple[str, str], list[AttemptRecord]] = {}
+        """One TaskResult per (model, task, sample) that has a first attempt, in
+        manifest order."""
+        grouped: dict[tuple[str, str, int], list[AttemptRecord]] = {}
         for record in self.attempts():
-            grouped.setdefault((record.model, record.task_id), []).append(record)
+            grouped.setdefault((record.model, record.task_id, record.sample), []).append(record)
         order = {name: i for i, name in enumerate(self.manifest.config.models)}
         tasks = {task_id: i for i, task_id in enumerate(self.manifest.task_sha256)}
         results = [
-            TaskResult(model, task_id, records[0], tuple(records[1:]))
-            for (model, task_id), records in grouped.items()
+            TaskResult(model, task_id, sample, records[0], tuple(records[1:]))
+            for (model, task_id, sample), records in grouped.items()
             if records[0].attempt == 0
         ]
-        return sorted(results, key=lambda r: (order.get(r.model, 99), tasks.get(r.task_id, 0)))
+        return sorted(
+            results, key=lambda r: (order.get(r.model, 99), tasks.get(r.task_id, 0), r.sample)
+        )
 
     def close(self) -> None:
         self._db.close()

@@ -18,10 +18,9 @@ def slug(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("_") or "_"
 
 
-def attempt_label(attempt: int) -> str:
-    if attempt == 0:
-        return "first"
-    return "repaired" if attempt == 1 else f"repaired_{attempt}"
+def attempt_label(attempt: int, sample: int = 0) -> str:
+    label = "first" if attempt == 0 else ("repaired" if attempt == 1 else f"repaired_{attempt}")
+    return label if sample == 0 else f"s{sample}_{label}"
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -37,7 +36,7 @@ def task_dir(run_dir: Path, model: str, task_id: str) -> Path:
 
 def write_attempt(run_dir: Path, task: Task, record: AttemptRecord) -> None:
     folder = task_dir(run_dir, record.model, task.id)
-    label = attempt_label(record.attempt)
+    label = attempt_label(record.attempt, record.sample)
     write_atomic(folder / f"response_{label}.txt", record.raw_response)
     if record.code is not None:
         write_atomic(folder / f"candidate_{label}.py", record.code)
@@ -45,7 +44,7 @@ def write_attempt(run_dir: Path, task: Task, record: AttemptRecord) -> None:
         "\n\n# hidden tests\n" + record.hidden_output if record.hidden_output else ""
     )
     write_atomic(folder / f"test_output_{label}.txt", output or record.detail)
-    if record.attempt == 0:
+    if record.attempt == 0 and record.sample == 0:
         visible = "\n\n".join(t.source for t in task.tests_of(Visibility.VISIBLE))
         write_atomic(folder / "test_candidate.py", visible)
         hidden = task.tests_of(Visibility.HIDDEN)

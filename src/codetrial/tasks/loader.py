@@ -7,12 +7,15 @@ A suite is a folder of task folders.
 
 from __future__ import annotations
 
+import json
 import re
+import tempfile
 from importlib import resources
 from pathlib import Path
 
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
+from codetrial.tasks.benchmarks import EXPECTED_FILES, load_benchmark_file, load_humaneval
 from codetrial.tasks.model import Signature, Task, TestFile
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -80,16 +83,7 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
     )
 
 
-def load_suite(name: str, task_ids: list[str] | None = None) -> list[Task]:
-    """A built-in suite by name, or a folder of task folders by path."""
-    root = _suites_root() / name
-    if not root.is_dir():
-        root = Path(name)
-        if not root.is_dir():
-            raise TaskFormatError(
-                f"unknown suite {name!r}: built-in suites are {', '.join(known_suites())}, "
-                "or pass the path of a folder of task folders"
-            )
+def _load_folder_suite(root: Path) -> list[Task]:
     tasks = [
         load_folder(p, suite=root.name)
         for p in sorted(root.iterdir())
@@ -97,6 +91,79 @@ def load_suite(name: str, task_ids: list[str] | None = None) -> list[Task]:
     ]
     if not tasks:
         raise TaskFormatError(f"{root}: no task folders in this suite")
+    return tasks
+
+
+def _load_jsonl_suite(path: Path) -> list[Task]:
+    """One task a line: {"id", "spec", "tests": {name: source}, "hidden": {...},
+    "reference"}, the same parts as a task folder."""
+    tasks = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except ValueError as exc:
+            raise TaskFormatError(f"{where}: not JSON ({exc})") from exc
+        with tempfile.TemporaryDirectory() as scratch:
+            folder = Path(scratch) / str(record.get("id", ""))
+            try:
+                _write_task_folder(folder, record)
+            except (TypeError, ValueError, AttributeError, OSError) as exc:
+                raise TaskFormatError(f"{where}: {exc}") from exc
+            try:
+                tasks.append(load_folder(folder, suite=path.stem))
+            except TaskFormatError as exc:
+                raise TaskFormatError(f"{where}: {str(exc).replace(str(folder), 'task')}") from exc
+    if not tasks:
+        raise TaskFormatError(f"{path}: no tasks in this file")
+    return tasks
+
+
+def _write_task_folder(folder: Path, record: dict[str, object]) -> None:
+    if not isinstance(record, dict) or not record.get("id") or "/" in str(record["id"]):
+        raise ValueError("field 'id' is missing or not a plain name")
+    folder.mkdir(parents=True)
+    (folder / "spec.md").write_text(str(record.get("spec") or ""), encoding="utf-8")
+    for key, target in (("tests", folder), ("hidden", folder / "hidden")):
+        files = record.get(key) or {}
+        if not isinstance(files, dict):
+            raise ValueError(f"field {key!r} must map file names to sources")
+        target.mkdir(exist_ok=True)
+        for name, source in files.items():
+            if not str(name).startswith("test_") or "/" in str(name):
+                raise ValueError(f"field {key!r}: {name!r} is not a test_*.py name")
+            (target / str(name)).write_text(str(source), encoding="utf-8")
+    if isinstance(record.get("reference"), str):
+        (folder / "reference.py").write_text(str(record["reference"]), encoding="utf-8")
+
+
+def _load_source(name: str, data: Path | None) -> list[Task]:
+    if name == "humaneval":
+        return load_humaneval()
+    if name in EXPECTED_FILES:
+        return load_benchmark_file(name, data)
+    builtin = _suites_root() / name
+    if builtin.is_dir():
+        return _load_folder_suite(builtin)
+    path = Path(name)
+    if path.is_dir():
+        return _load_folder_suite(path)
+    if path.is_file() and path.suffix == ".jsonl":
+        return _load_jsonl_suite(path)
+    raise TaskFormatError(
+        f"unknown suite {name!r}: built-in suites are "
+        f"{', '.join([*known_suites(), 'humaneval', *EXPECTED_FILES])}, "
+        "or pass the path of a folder of task folders or of a JSONL of tasks"
+    )
+
+
+def load_suite(
+    name: str, task_ids: list[str] | None = None, data: Path | None = None
+) -> list[Task]:
+    """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+ with --data) or path."""
+    tasks = _load_source(name, data)
     if task_ids:
         by_id = {t.id: t for t in tasks}
         unknown = [t for t in task_ids if t not in by_id]

@@ -49,6 +49,13 @@ class Signature:
 
 @dataclass(frozen=True)
 class Task:
+    """One task. `harness` names how its tests run on the trusted side: "pytest"
+    (test files importing `candidate`) or "check" (a benchmark's check(candidate)
+    function or top-level asserts). `prelude` is trusted code placed before the
+    candidate's (a benchmark prompt's imports and helpers); `context` is trusted code
+    run before the tests (the helpers a benchmark's test calls). `policy` is the gate
+    profile the task was written for."""
+
     id: str
     suite: str
     title: str
@@ -56,6 +63,10 @@ class Task:
     signature: Signature
     tests: tuple[TestFile, ...]
     reference: str | None = None
+    harness: str = "pytest"
+    prelude: str = ""
+    context: str = ""
+    policy: str = "builtins-only"
 
     @property
     def entry_point(self) -> str:

@@ -12,11 +12,12 @@ import ast
 from collections.abc import Sequence
 
 from codetrial.config import Limits
+from codetrial.errors import TaskFormatError
 from codetrial.gate import Profile, check
 from codetrial.records import Candidate, GateVerdict, Outcome, TestResult, Verdict, Visibility
 from codetrial.sandbox import Sandbox, Session, Stop
 from codetrial.tasks import Task
-from codetrial.verdict.harness import run_pytest
+from codetrial.verdict.harness import HARNESSES
 
 FEEDBACK_CHARS = 4000
 _STOPS = {
@@ -52,8 +53,13 @@ def _detail(session: Session) -> str:
 def _run_tests(
     code: str, task: Task, visibility: Visibility, sandbox: Sandbox, limits: Limits
 ) -> tuple[Outcome, list[TestResult], str, str]:
-    with sandbox.session(code, limits) as session:
-        recorder, output = run_pytest(task.tests_of(visibility), visibility, session)
+    try:
+        harness = HARNESSES[task.harness]
+    except KeyError:
+        raise TaskFormatError(f"task {task.id}: unknown harness {task.harness!r}") from None
+    program = f"{task.prelude}\n\n{code}" if task.prelude else code
+    with sandbox.session(program, limits) as session:
+        recorder, output = harness(task, visibility, session)
     outcome = classify(session.stop, recorder.results, recorder.complete)
     return outcome, recorder.results, output.strip(), _detail(session)
 
@@ -76,23 +82,31 @@ def judge(
         message = f"Rejected by the policy gate ({gate.rule_id}): {gate.message}"
         return Verdict(Outcome.REJECTED, gate=gate, detail=message, feedback=message)
 
-    outcome, tests, visible_output, detail = _run_tests(
-        candidate.code, task, Visibility.VISIBLE, sandbox, limits
-    )
-    if outcome is not Outcome.PASSED:
-        feedback = f"{detail}\n{visible_output}".strip()[-FEEDBACK_CHARS:]
-        return Verdict(outcome, gate, tuple(tests), visible_output, detail=detail,
-                       feedback=feedback)  # fmt: skip
-    if not task.tests_of(Visibility.HIDDEN):
-        return Verdict(outcome, gate, tuple(tests), visible_output)
-    outcome, hidden_tests, hidden_output, detail = _run_tests(
-        candidate.code, task, Visibility.HIDDEN, sandbox, limits
-    )
+    results: list[TestResult] = []
+    outputs = {Visibility.VISIBLE: "", Visibility.HIDDEN: ""}
+    outcome, detail = Outcome.ERROR, "the task has no tests"
+    for visibility in (Visibility.VISIBLE, Visibility.HIDDEN):
+        if not task.tests_of(visibility):
+            continue
+        outcome, tests, outputs[visibility], detail = _run_tests(
+            candidate.code, task, visibility, sandbox, limits
+        )
+        results.extend(tests)
+        if outcome is not Outcome.PASSED:
+            break
+    feedback = None
+    if (
+        outcome is not Outcome.PASSED
+        and outputs[Visibility.VISIBLE]
+        and not outputs[Visibility.HIDDEN]
+    ):
+        feedback = f"{detail}\n{outputs[Visibility.VISIBLE]}".strip()[-FEEDBACK_CHARS:]
     return Verdict(
         outcome,
         gate=gate,
-        tests=tuple(tests + hidden_tests),
-        visible_output=visible_output,
-        hidden_output=hidden_output,
+        tests=tuple(results),
+        visible_output=outputs[Visibility.VISIBLE],
+        hidden_output=outputs[Visibility.HIDDEN],
         detail=detail,
+        feedback=feedback,
     )

@@ -1,17 +1,23 @@
-"""The trusted side of a test run: the task's own pytest files, run in this process.
+"""The trusted side of a test run: the task's own tests, run in this process.
 
-The candidate is not here. The tests import `candidate` as usual, but what they get
-is a module of proxies: each call goes to the sandboxed child as plain data and its
-result, its mutations of the arguments and its exceptions come back. Assertions,
-expected values and the decision all stay on this side of the boundary.
+The candidate is not here. Tests call proxies: each call goes to the sandboxed child
+as plain data and its result, its mutations of the arguments and its exceptions come
+back. Assertions, expected values and the decision all stay on this side.
+
+Two harnesses, named by the task: "pytest" runs test files that import `candidate`
+(in-process, one run at a time); "check" runs a benchmark's check(candidate) function
+or top-level asserts, with the benchmark's helpers beside it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import sys
 import tempfile
+import threading
+import traceback
 import types
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -21,8 +27,8 @@ from typing import Any
 import pytest
 
 from codetrial.records import TestResult, Visibility
-from codetrial.sandbox import Session
-from codetrial.tasks import TestFile
+from codetrial.sandbox import LimitHit, Session
+from codetrial.tasks import Task
 
 _UNUSED_PLUGINS = (
     "cacheprovider", "faulthandler", "stepwise", "unraisableexception", "threadexception",
@@ -103,10 +109,18 @@ def _candidate_module(session: Session) -> types.ModuleType:
     return module
 
 
-def run_pytest(
-    tests: tuple[TestFile, ...], visibility: Visibility, session: Session
-) -> tuple[Recorder, str]:
-    """Run the test files against the session's candidate; (results, pytest's output)."""
+_PYTEST_LOCK = threading.Lock()
+
+
+def run_pytest(task: Task, visibility: Visibility, session: Session) -> tuple[Recorder, str]:
+    """Run the test files against the session's candidate; (results, pytest's output).
+    pytest keeps global state, so runs in threads take turns."""
+    with _PYTEST_LOCK:
+        return _run_pytest(task, visibility, session)
+
+
+def _run_pytest(task: Task, visibility: Visibility, session: Session) -> tuple[Recorder, str]:
+    tests = task.tests_of(visibility)
     recorder = Recorder(visibility)
     output = io.StringIO()
     saved = sys.modules.get("candidate")
@@ -138,3 +152,41 @@ def _forget_modules(root: Path) -> None:
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(prefix):
             del sys.modules[name]
+
+
+@functools.lru_cache(maxsize=4096)
+def _compiled(source: str, name: str) -> types.CodeType:
+    return compile(source, name, "exec")
+
+
+def run_check(task: Task, visibility: Visibility, session: Session) -> tuple[Recorder, str]:
+    """Run the task's check code against the candidate: the test passes when it
+    returns without raising. Compiled once per task and reused."""
+    recorder = Recorder(visibility, collected=1)
+    proxy = _proxy(session, task.entry_point)
+    outcome, exception, output = "passed", None, ""
+    try:
+        if task.entry_point not in session.functions:
+            detail = session.load_error or f"{task.entry_point} is not defined"
+            raise ImportError(f"cannot import name {task.entry_point!r}: {detail}")
+        namespace: dict[str, object] = {"__name__": "__check__"}
+        if task.context:
+            exec(_compiled(task.context, "context.py"), namespace)
+        namespace[task.entry_point] = proxy
+        for test in task.tests_of(visibility):
+            exec(_compiled(test.source, test.name), namespace)
+        check = namespace.get("check")
+        if callable(check):
+            check(proxy)
+    except (Exception, LimitHit) as exc:
+        outcome = "failed" if isinstance(exc, AssertionError) else "error"
+        exception = type(exc).__name__
+        output = "".join(traceback.format_exception(exc, limit=-3))
+    recorder.results.append(
+        TestResult(name="check", visibility=visibility, outcome=outcome, exception_type=exception)
+    )
+    recorder.finished = True
+    return recorder, output
+
+
+HARNESSES = {"pytest": run_pytest, "check": run_check}

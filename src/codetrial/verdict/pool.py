@@ -1,0 +1,57 @@
+"""Parallel verdicts: one warm sandbox per worker, candidates judged in threads.
+
+The threads mostly wait on the sandboxed children, so `--workers N` uses N cores
+for candidate code while the caller keeps generating.
+"""
+
+from __future__ import annotations
+
+import queue
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from codetrial.config import Limits
+from codetrial.gate import Profile
+from codetrial.records import Candidate, Verdict
+from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.tasks import Task
+from codetrial.verdict import judge
+
+
+class JudgePool:
+    def __init__(self, workers: int, limits: Limits, unsafe_host_exec: bool = False) -> None:
+        self.limits = limits
+        self._free: queue.Queue[Sandbox] = queue.Queue()
+        self._sandboxes = []
+        try:
+            for _ in range(max(1, workers)):
+                sandbox = open_sandbox(limits, unsafe_host_exec)
+                self._sandboxes.append(sandbox)
+                self._free.put(sandbox)
+        except BaseException:
+            self.close()
+            raise
+        self._executor = ThreadPoolExecutor(max_workers=len(self._sandboxes))
+
+    @property
+    def workers(self) -> int:
+        return len(self._sandboxes)
+
+    @property
+    def isolation(self) -> str:
+        return self._sandboxes[0].isolation
+
+    def _judge(self, candidate: Candidate, task: Task, profile: Profile) -> Verdict:
+        sandbox = self._free.get()
+        try:
+            return judge(candidate, task, profile, sandbox, self.limits)
+        finally:
+            self._free.put(sandbox)
+
+    def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
+        return self._executor.submit(self._judge, candidate, task, profile)
+
+    def close(self) -> None:
+        if hasattr(self, "_executor"):
+            self._executor.shutdown(wait=True, cancel_futures=True)
+        for sandbox in self._sandboxes:
+            sandbox.close()
