@@ -8,7 +8,7 @@ import click
 import typer
 from rich.console import Console
 
-from codetrial.cli import check, models, report, run, tasks
+from codetrial.cli import check, evaluate, models, report, run, tasks
 from codetrial.errors import CodetrialError
 
 app = typer.Typer(
@@ -20,6 +20,7 @@ app.command("run")(run.run)
 app.command("report")(report.report)
 app.command("tasks")(tasks.tasks)
 app.command("check")(check.check)
+app.command("evaluate")(evaluate.evaluate)
 app.command("models")(models.models)
 
 

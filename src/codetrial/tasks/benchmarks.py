@@ -82,7 +82,7 @@ def _stub_from(solution: object, entry_point: str, where: str) -> str:
 def _from_prompt(record: dict[str, Any], suite: str, where: str) -> Task:
     """HumanEval, HumanEval+ and MBPP+ records: prompt, entry_point, test."""
     task_id = _field(record, "task_id", where)
-    prompt = _field(record, "prompt", where)
+    prompt = original = _field(record, "prompt", where)
     entry_point = _field(record, "entry_point", where)
     solution = record.get("canonical_solution")
     reference = prompt + solution if isinstance(solution, str) else None
@@ -101,6 +101,7 @@ def _from_prompt(record: dict[str, Any], suite: str, where: str) -> Task:
         harness="check",
         prelude=prelude,
         context=prelude,
+        prompt=original,
         policy="off",
     )
 

@@ -53,8 +53,9 @@ class Task:
     (test files importing `candidate`) or "check" (a benchmark's check(candidate)
     function or top-level asserts). `prelude` is trusted code placed before the
     candidate's (a benchmark prompt's imports and helpers); `context` is trusted code
-    run before the tests (the helpers a benchmark's test calls). `policy` is the gate
-    profile the task was written for."""
+    run before the tests (the helpers a benchmark's test calls). `prompt` is a
+    benchmark's code prompt, which completion-style samples continue. `policy` is the
+    gate profile the task was written for."""
 
     id: str
     suite: str
@@ -66,6 +67,7 @@ class Task:
     harness: str = "pytest"
     prelude: str = ""
     context: str = ""
+    prompt: str = ""
     policy: str = "builtins-only"
 
     @property

