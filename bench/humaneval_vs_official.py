@@ -3,7 +3,7 @@
 Both judge the same 164 x 10 samples file (5 canonical solutions and 5 broken
 variants per task) with 2 workers; the script checks that the per-sample verdicts
 agree and prints wall time, samples/s and the ratio. Each evaluator runs in its own
-process, timed from start to exit. Usage: python bench/humaneval_vs_official.py
+process, timed from start to exit. Usage: python -m bench.humaneval_vs_official
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Compares, for a trivial candidate (`def f(x): return x + 1`, called once):
   session      codetrial's sandbox: fork a limited child from the warm worker
                (bubblewrap + seccomp + cgroup + rlimits), load, call once, exit
   judge        codetrial's whole verdict: gate, session and the task's pytest file
-Prints medians (ms) and ratios to `bare`. Usage: python bench/sandbox_overhead.py [N]
+Prints medians (ms) and ratios to `bare`. Usage: python -m bench.sandbox_overhead [N]
 """
 
 from __future__ import annotations

@@ -77,29 +77,11 @@ def _infrastructure_failure(detail: str) -> Verdict:
 
 def record(backend: Backend, job: Job, generation: Generation, candidate: Candidate,
            verdict: Verdict, execution_s: float) -> AttemptRecord:  # fmt: skip
-    """An attempt as stored: the raw response, the code, the verdict and its evidence."""
-    return AttemptRecord(
-        model=backend.name,
-        task_id=job.task.id,
-        sample=job.sample,
-        attempt=job.attempt,
-        messages=[{"role": m.role, "content": m.content} for m in job.messages],
-        raw_response=generation.text,
-        code=candidate.code,
-        gate_allowed=verdict.gate.allowed if verdict.gate else None,
-        gate_rule=verdict.gate.rule_id if verdict.gate else None,
-        gate_message=verdict.gate.message if verdict.gate else None,
-        outcome=verdict.outcome,
-        tests=list(verdict.tests),
-        visible_output=verdict.visible_output,
-        hidden_output=verdict.hidden_output,
-        detail=verdict.detail,
-        feedback=verdict.feedback,
-        prompt_tokens=generation.prompt_tokens,
-        completion_tokens=generation.completion_tokens,
-        generation_s=generation.duration_s,
+    return AttemptRecord.judged(
+        verdict, candidate, model=backend.name, task_id=job.task.id, sample=job.sample,
+        attempt=job.attempt, messages=job.messages, generation=generation,
         execution_s=execution_s,
-    )
+    )  # fmt: skip
 
 
 def first_jobs(trial: Trial, tasks: Sequence[Task], backend: Backend) -> deque[Job]:

@@ -6,6 +6,7 @@ what the store saves and loads.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import ClassVar
@@ -136,6 +137,45 @@ class AttemptRecord(BaseModel):
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
+
+    @classmethod
+    def judged(
+        cls,
+        verdict: Verdict,
+        candidate: Candidate,
+        *,
+        model: str,
+        task_id: str,
+        sample: int,
+        attempt: int = 0,
+        messages: Sequence[Message] = (),
+        generation: Generation | None = None,
+        execution_s: float = 0.0,
+    ) -> AttemptRecord:
+        """The stored form of a verdict on a candidate, with its generation when any."""
+        gate = verdict.gate
+        return cls(
+            model=model,
+            task_id=task_id,
+            sample=sample,
+            attempt=attempt,
+            messages=[{"role": m.role, "content": m.content} for m in messages],
+            raw_response=candidate.raw,
+            code=candidate.code,
+            gate_allowed=gate.allowed if gate else None,
+            gate_rule=gate.rule_id if gate else None,
+            gate_message=gate.message if gate else None,
+            outcome=verdict.outcome,
+            tests=list(verdict.tests),
+            visible_output=verdict.visible_output,
+            hidden_output=verdict.hidden_output,
+            detail=verdict.detail,
+            feedback=verdict.feedback,
+            prompt_tokens=generation.prompt_tokens if generation else None,
+            completion_tokens=generation.completion_tokens if generation else None,
+            generation_s=generation.duration_s if generation else 0.0,
+            execution_s=execution_s,
+        )
 
 
 @dataclass(frozen=True)

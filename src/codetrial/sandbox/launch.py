@@ -59,6 +59,8 @@ def bwrap_binary() -> Path | None:
 
 @dataclass(frozen=True)
 class Launch:
+    """The worker's command line, which names its control socket's descriptor."""
+
     argv: list[str]
     env: dict[str, str]
     scratch: Path | None
@@ -73,7 +75,7 @@ def _worker_flags(sandboxed: bool, limits: Limits) -> list[str]:
     return flags
 
 
-def bwrap_launch(bwrap: Path, limits: Limits) -> Launch:
+def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int) -> Launch:
     python = interpreter()
     prefix = Path(sys.base_prefix).resolve()
     scratch_bytes = str(limits.scratch_mb * 1024 * 1024)
@@ -103,7 +105,7 @@ def bwrap_launch(bwrap: Path, limits: Limits) -> Launch:
         "--size", "1048576", "--perms", "1777", "--tmpfs", "/dev/shm",
         "--remount-ro", "/",
         "--chdir", SCRATCH,
-        str(python), "-I", "-S", f"{LIB}/worker.py", SCRATCH,
+        str(python), "-I", "-S", f"{LIB}/worker.py", str(control_fd), SCRATCH,
         *_worker_flags(True, limits),
     ]  # fmt: skip
     if not str(python).startswith(str(prefix)):
@@ -111,11 +113,12 @@ def bwrap_launch(bwrap: Path, limits: Limits) -> Launch:
     return Launch(argv=argv, env={}, scratch=None)
 
 
-def host_launch(limits: Limits) -> Launch:
+def host_launch(limits: Limits, control_fd: int) -> Launch:
     """No namespaces: only for a user who passed --unsafe-host-exec."""
     scratch = Path(tempfile.mkdtemp(prefix="codetrial-scratch-"))
     argv = [
-        str(interpreter()), "-I", "-S", str(runtime_dir() / "worker.py"), str(scratch),
+        str(interpreter()), "-I", "-S", str(runtime_dir() / "worker.py"), str(control_fd),
+        str(scratch),
         *_worker_flags(False, limits),
     ]  # fmt: skip
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(scratch)}

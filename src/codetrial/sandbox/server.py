@@ -1,20 +1,24 @@
 """The host side of a sandbox worker: start it, talk to it, kill it.
 
-A worker is a long-lived fork server (see worker.py). Each candidate gets a Session:
-a fresh child process, forked from the warm server, limited, and spoken to in plain
-data. Every wait has a deadline; on a deadline, an oversized message or anything
-that breaks the protocol, the host kills the whole worker (and with it every process
-in its namespace) and starts a new one for the next candidate.
+A worker is a long-lived fork server (see worker.py) reached through a control
+socket. Each candidate gets a Session: a fresh child forked from the warm server, on
+a fresh pair of pipes that only it and the host hold, spoken to in plain data. Every
+wait has a deadline; on a deadline, an oversized message or anything that breaks the
+protocol, the host kills the whole worker (and with it every process in its
+namespace) and starts a new one for the next candidate.
 """
 
 from __future__ import annotations
 
+import array
 import builtins
 import contextlib
 import json
 import os
-import selectors
+import select
+import shutil
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable
@@ -29,6 +33,7 @@ from codetrial.sandbox.cgroup import Cgroup
 from codetrial.sandbox.launch import Launch
 
 START_TIMEOUT_S = 20.0
+EXIT_TIMEOUT_S = 5.0
 MESSAGE_CAP = 64 * 1024 * 1024
 
 
@@ -62,7 +67,6 @@ class ChildExit:
     code: int | None
     signal: int | None
     cpu_s: float
-    overflow: bool
     output: str
 
 
@@ -74,23 +78,67 @@ class _Broken(Exception):
     pass
 
 
-class Worker:
-    """One fork server process and the pipe to it."""
+class _Lines:
+    """Newline-framed JSON objects read from a descriptor, with deadline and cap."""
 
-    def __init__(self, launch: Callable[[], Launch], limits: Limits, use_cgroup: bool) -> None:
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._buffer = b""
+        self._poll = select.poll()
+        self._poll.register(fd, select.POLLIN)
+
+    def next(self, deadline: float) -> dict[str, Any]:
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise _Expired()
+            if not self._poll.poll(remaining * 1000):
+                continue
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                raise _Broken("the other side closed its end")
+            self._buffer += chunk
+            if len(self._buffer) > MESSAGE_CAP:
+                raise _Broken("a message over the size cap")
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError as exc:
+            raise _Broken("a malformed message") from exc
+        if not isinstance(message, dict):
+            raise _Broken("a malformed message")
+        return message
+
+
+class Worker:
+    """One fork server process and the control socket to it."""
+
+    def __init__(self, launch: Callable[[int], Launch], limits: Limits, use_cgroup: bool) -> None:
         self._launch = launch
         self._limits = limits
         self._use_cgroup = use_cgroup
         self._proc: subprocess.Popen[bytes] | None = None
-        self._buffer = b""
+        self._control: socket.socket | None = None
+        self._lines: _Lines | None = None
+        self._scratch: str | None = None
+        self.child_running = False
         self.cgroup: Cgroup | None = None
         self.seccomp = False
 
     def ensure(self) -> None:
+        """Start the worker if it is not running, and collect the last child's exit."""
         if self._proc is not None and self._proc.poll() is None:
-            return
+            if self.child_running:
+                try:
+                    self.exited(time.monotonic() + EXIT_TIMEOUT_S)
+                except (_Expired, _Broken):
+                    self.kill()
+            if self._proc is not None:
+                return
         self.kill()
-        launch = self._launch()
+        ours, theirs = socket.socketpair()
+        launch = self._launch(theirs.fileno())
+        self._scratch = str(launch.scratch) if launch.scratch else None
         if self._use_cgroup:
             memory = (self._limits.memory_mb + 2 * self._limits.scratch_mb + 64) * 1024 * 1024
             self.cgroup = Cgroup.create(memory, self._limits.max_processes)
@@ -98,17 +146,23 @@ class Worker:
         try:
             self._proc = subprocess.Popen(
                 launch.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 env=launch.env,
                 start_new_session=True,
+                pass_fds=(theirs.fileno(),),
                 preexec_fn=(lambda: join(os.getpid())) if join else None,
             )
         except OSError as exc:
+            ours.close()
             raise SandboxError(f"could not start the sandbox ({launch.argv[0]}): {exc}") from exc
+        finally:
+            theirs.close()
+        self._control = ours
+        self._lines = _Lines(ours.fileno())
         try:
-            ready = self.receive(time.monotonic() + START_TIMEOUT_S)["ready"]
+            ready = self._lines.next(time.monotonic() + START_TIMEOUT_S)["ready"]
         except (_Expired, _Broken, KeyError) as exc:
             detail = self._stderr()
             self.kill()
@@ -123,39 +177,25 @@ class Worker:
             return (self._proc.stderr.read(4000) or b"").decode("utf-8", "replace").strip()
         return ""
 
-    def send(self, message: dict[str, Any]) -> None:
-        assert self._proc is not None and self._proc.stdin is not None
+    def spawn(self, message: dict[str, Any], child_in: int, child_out: int) -> None:
+        """Ask the server to fork a child on these two pipe ends."""
+        assert self._control is not None
+        fds = array.array("i", [child_in, child_out])
+        data = json.dumps(message, allow_nan=False).encode() + b"\n"
         try:
-            self._proc.stdin.write(json.dumps(message, allow_nan=False).encode() + b"\n")
-            self._proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
+            sent = self._control.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+            self._control.sendall(data[sent:])
+        except OSError as exc:
             raise _Broken(str(exc)) from exc
+        self.child_running = True
 
-    def receive(self, deadline: float) -> dict[str, Any]:
-        """The next message of the server's; raises _Expired or _Broken."""
-        assert self._proc is not None and self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
-        while b"\n" not in self._buffer:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise _Expired()
-            with selectors.DefaultSelector() as selector:
-                selector.register(fd, selectors.EVENT_READ)
-                if not selector.select(remaining):
-                    continue
-            chunk = os.read(fd, 1 << 20)
-            if not chunk:
-                raise _Broken("the sandbox worker closed its pipe")
-            self._buffer += chunk
-            if len(self._buffer) > MESSAGE_CAP:
-                raise _Broken("message over the size cap")
-        line, _, self._buffer = self._buffer.partition(b"\n")
-        try:
-            message = json.loads(line)
-        except ValueError as exc:
-            raise _Broken("malformed message") from exc
+    def exited(self, deadline: float) -> dict[str, Any]:
+        """The server's report on the child that just ended."""
+        assert self._lines is not None
+        message = self._lines.next(deadline).get("exited")
         if not isinstance(message, dict):
-            raise _Broken("malformed message")
+            raise _Broken("an unexpected message from the server")
+        self.child_running = False
         return message
 
     def kill(self) -> None:
@@ -163,14 +203,20 @@ class Worker:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self._proc.pid, signal.SIGKILL)
             self._proc.wait()
-            for pipe in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
-                if pipe is not None:
-                    pipe.close()
+            if self._proc.stderr is not None:
+                self._proc.stderr.close()
             self._proc = None
-        self._buffer = b""
+        if self._control is not None:
+            self._control.close()
+            self._control = None
+        self._lines = None
+        self.child_running = False
         if self.cgroup is not None:
             self.cgroup.remove()
             self.cgroup = None
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch = None
 
 
 def _rebuild_exception(raised: Any) -> BaseException:
@@ -190,66 +236,83 @@ class Session:
     def __init__(self, worker: Worker, code: str, limits: Limits) -> None:
         self._worker = worker
         self._limits = limits
-        self.deadline = time.monotonic() + limits.timeout_s
         self.stop: Stop | None = None
         self.stop_detail = ""
         self.exit: ChildExit | None = None
         self.functions: tuple[str, ...] = ()
         self.load_error: str | None = None
-        self._ending = False
         worker.ensure()
-        oom_before = worker.cgroup.oom_kills() if worker.cgroup else 0
-        self._oom_before = oom_before
+        self.deadline = time.monotonic() + limits.timeout_s
+        self._oom_before = worker.cgroup.oom_kills() if worker.cgroup else 0
+        to_child_r, self._to_child = os.pipe()
+        from_child, from_child_w = os.pipe()
+        self._from_child = _Lines(from_child)
         limit_fields = ("cpu_s", "memory_mb", "file_size_mb", "open_files")
-        self._exchange(
-            {"op": "spawn", "code": code, "limits": {k: getattr(limits, k) for k in limit_fields}}
-        )
+        try:
+            worker.spawn(
+                {"op": "spawn", "code": code,
+                 "limits": {k: getattr(limits, k) for k in limit_fields}},
+                to_child_r, from_child_w,
+            )  # fmt: skip
+        except _Broken as exc:
+            self._halt(Stop.CRASH, f"the worker broke ({exc})")
+        finally:
+            os.close(to_child_r)
+            os.close(from_child_w)
+        reply = self._receive()
+        if reply is not None and "loaded" in reply:
+            self.functions = tuple(str(name) for name in reply["loaded"])
+        elif reply is not None and "load_error" in reply:
+            error = reply["load_error"]
+            self.load_error = f"{error.get('type')}: {error.get('message')}"
 
-    def _exchange(self, request: dict[str, Any]) -> dict[str, Any] | None:
-        """Send a request; the child's reply, or None when the child is gone."""
+    def _receive(self) -> dict[str, Any] | None:
+        """The child's next message, or None when it is gone (and why is recorded)."""
         if self.stop is not None or self.exit is not None:
             return None
         try:
-            self._worker.send(request)
-            message = self._worker.receive(self.deadline)
-            if "exited" in message:
-                self._child_gone(message["exited"])
-                return None
-            reply = json.loads(message["child"])
-            if not isinstance(reply, dict):
-                raise _Broken("malformed reply")
+            return self._from_child.next(self.deadline)
         except _Expired:
             self._halt(Stop.TIMEOUT, f"no answer within {self._limits.timeout_s:g} s wall")
-            return None
-        except (_Broken, KeyError, ValueError, TypeError) as exc:
-            self._halt(Stop.CRASH, f"the candidate broke the protocol ({exc})")
-            return None
-        if "loaded" in reply:
-            self.functions = tuple(str(name) for name in reply["loaded"])
-        elif "load_error" in reply:
-            error = reply["load_error"]
-            self.load_error = f"{error.get('type')}: {error.get('message')}"
-        return reply
+        except _Broken as exc:
+            if "closed" not in str(exc):
+                self._halt(Stop.OUTPUT_LIMIT if "cap" in str(exc) else Stop.CRASH, str(exc))
+            else:
+                self._child_gone()
+        return None
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        try:
+            data = json.dumps(message, allow_nan=False).encode() + b"\n"
+            while data:
+                data = data[os.write(self._to_child, data) :]
+        except BrokenPipeError:
+            self._child_gone()
+            return False
+        return True
 
     def _halt(self, stop: Stop, detail: str) -> None:
         self.stop, self.stop_detail = stop, detail
         self._worker.kill()
 
-    def _child_gone(self, exited: dict[str, Any]) -> None:
+    def _child_gone(self) -> None:
+        """The child closed its pipe: ask the server how it ended."""
+        try:
+            exited = self._worker.exited(self.deadline + EXIT_TIMEOUT_S)
+        except (_Expired, _Broken) as exc:
+            self._halt(Stop.CRASH, f"the worker did not report the exit ({exc})")
+            return
         self.exit = ChildExit(
             code=exited.get("code"),
             signal=exited.get("signal"),
             cpu_s=float(exited.get("cpu_s", 0.0)),
-            overflow=bool(exited.get("overflow")),
             output=str(exited.get("output", "")),
         )
-        if self.exit.overflow:
-            self.stop, self.stop_detail = Stop.OUTPUT_LIMIT, "a message over the size cap"
-        elif self.exit.signal == signal.SIGXCPU or self.exit.cpu_s >= self._limits.cpu_s:
+        if self.exit.signal == signal.SIGXCPU or self.exit.cpu_s >= self._limits.cpu_s:
             self.stop, self.stop_detail = Stop.TIMEOUT, f"over {self._limits.cpu_s} s of CPU"
         elif self._worker.cgroup and self._worker.cgroup.oom_kills() > self._oom_before:
             self.stop, self.stop_detail = Stop.MEMORY, "killed by the memory limit"
-        elif not (self._ending and self.exit.code == 0) and self.load_error is None:
+        elif self.load_error is None:
             how = f"signal {self.exit.signal}" if self.exit.signal else f"code {self.exit.code}"
             self.stop, self.stop_detail = Stop.CRASH, f"the candidate's process ended ({how})"
 
@@ -260,8 +323,8 @@ class Session:
             encoded = [codec.encode(a) for a in args], codec.encode(kwargs)
         except codec.NotPlainData as exc:
             raise TypeError(f"only plain data can be passed to a candidate: {exc}") from exc
-        reply = self._exchange({"op": "call", "name": name, "args": encoded[0],
-                                "kwargs": encoded[1]})  # fmt: skip
+        request = {"op": "call", "name": name, "args": encoded[0], "kwargs": encoded[1]}
+        reply = self._receive() if self.stop is None and self._send(request) else None
         if reply is None:
             raise LimitHit(self.stop or Stop.CRASH, self.stop_detail)
         if "oversize" in reply:
@@ -272,7 +335,7 @@ class Session:
                 for index, after in enumerate(codec.decode(reply["args"])[: len(args)]):
                     codec.mirror(args[index], after)
             value = (
-                codec.decode(reply["ok"], lambda p: codec.follow(args, p))
+                codec.decode(reply["ok"], lambda path: codec.follow(args, path))
                 if "ok" in reply
                 else None
             )
@@ -288,18 +351,10 @@ class Session:
             raise LimitHit(Stop.CRASH, self.stop_detail)
         return value
 
-    def end(self) -> ChildExit | None:
-        """Tell the child to exit and collect how it ended."""
-        if self.stop is None and self.exit is None:
-            self._ending = True
-            try:
-                self._worker.send({"op": "end"})
-                while self.exit is None:
-                    message = self._worker.receive(self.deadline)
-                    if "exited" in message:
-                        self._child_gone(message["exited"])
-            except _Expired:
-                self._halt(Stop.TIMEOUT, f"did not exit within {self._limits.timeout_s:g} s")
-            except _Broken as exc:
-                self._halt(Stop.CRASH, f"the worker broke ({exc})")
-        return self.exit
+    def end(self) -> None:
+        """Close the child's input, so it exits; the worker collects its exit before
+        the next candidate starts."""
+        with contextlib.suppress(OSError):
+            os.close(self._to_child)
+        with contextlib.suppress(OSError):
+            os.close(self._from_child.fd)

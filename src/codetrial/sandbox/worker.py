@@ -1,22 +1,21 @@
 """The sandboxed side: a fork server that runs one candidate at a time.
 
 Standard library only (plus pyseccomp when present): it runs inside the sandbox from
-read-only files, without the rest of codetrial. The host speaks to it in JSON lines,
-strictly one request, one reply:
+read-only files, without the rest of codetrial. The host holds a control socket to
+the server and, for each candidate, a fresh pair of pipes that only that candidate's
+process ever sees (passed to the server with SCM_RIGHTS). Messages are JSON lines:
 
-    host -> server   {"op": "spawn", "code": ..., "limits": {...}}
-    the server forks a child on fresh pipes and relays between it and the host;
-    each line the child writes reaches the host wrapped as {"child": "<line>"}, so a
-    child can never forge a message of the server's:
-    child -> host    {"loaded": [names]} or {"load_error": {"type", "message"}}
-    host -> child    {"op": "call", "name", "args", "kwargs"}
-    child -> host    {"ok": value, "args": [...]} | {"raised": {...}, "args": [...]}
-                     | {"unplain": type name, "args": [...]}
-    host -> child    {"op": "end"}
-    server -> host   {"exited": {"code", "signal", "cpu_s", "overflow", "output"}}
+    host -> server    (the two pipe ends) {"op": "spawn", "code", "limits"}
+    child -> host     {"loaded": [names]} | {"load_error": {"type", "message"}}
+    host -> child     {"op": "call", "name", "args", "kwargs"}
+    child -> host     {"ok": value, "args": [...]} | {"raised": {...}, "args": [...]}
+                      | {"unplain": type name, "args": [...]} | {"oversize": why}
+    host closes the child's input: the child exits
+    server -> host    {"exited": {"code", "signal", "cpu_s", "output"}}
 
 The child never learns anything of the tests: it sees arguments and returns values.
-Nothing it prints, writes or exits with is read as evidence of a pass.
+Nothing it prints, writes or exits with is read as evidence of a pass, and it can
+never write on the server's channel.
 """
 
 from __future__ import annotations
@@ -26,9 +25,9 @@ import contextlib
 import json
 import os
 import resource
-import select
 import shutil
 import signal
+import socket
 import sys
 from typing import Any
 
@@ -217,89 +216,81 @@ def _output() -> str:
         return ""
 
 
-def _relay(child: int, to_child: int, from_child: int, host: _Lines) -> bool:
-    """Pass host bytes to the child and wrapped child lines to the host until the
-    child closes its end; False when the child's line exceeded the cap."""
-    pending = b""
-    while True:
-        readable, _, _ = select.select([host.fd, from_child], [], [])
-        if host.fd in readable:
-            chunk = os.read(host.fd, 65536)
-            if not chunk:
-                os.kill(child, signal.SIGKILL)
-                sys.exit(0)
-            with contextlib.suppress(BrokenPipeError):
-                os.write(to_child, chunk)
-        if from_child in readable:
-            chunk = os.read(from_child, 65536)
-            if not chunk:
-                return True
-            pending += chunk
-            while b"\n" in pending:
-                line, _, pending = pending.partition(b"\n")
-                _send(1, {"child": line.decode("utf-8", "replace")})
-            if len(pending) > LINE_CAP:
-                os.kill(child, signal.SIGKILL)
-                return False
+class _Control:
+    """The server's end of the control socket: messages, some carrying two fds."""
+
+    def __init__(self, fd: int) -> None:
+        self.sock = socket.socket(fileno=fd)
+        self.buffer = b""
+
+    def next(self) -> tuple[dict[str, Any], list[int]] | None:
+        fds: list[int] = []
+        while b"\n" not in self.buffer:
+            data, received, _, _ = socket.recv_fds(self.sock, 1 << 20, 2)
+            if not data:
+                return None
+            fds.extend(received)
+            self.buffer += data
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except ValueError:
+            message = None
+        return (message if isinstance(message, dict) else {}), fds
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.sock.sendall(json.dumps(message).encode() + b"\n")
 
 
-def serve(scratch: str, sandboxed: bool, deny_processes: bool, deny_sockets: bool) -> None:
+def serve(control_fd: int, scratch: str, sandboxed: bool, deny: tuple[bool, bool]) -> None:
     """`sandboxed`: this server has its own PID namespace and private /tmp and /dev/shm,
     so it may kill every other process it sees and empty those folders."""
     os.chdir(scratch)
     writable = (scratch, "/tmp", "/dev/shm") if sandboxed else (scratch,)
-    rules = _build_filter(deny_processes, deny_sockets)
-    host = _Lines(0)
-    _send(1, {"ready": {"seccomp": rules is not None}})
+    rules = _build_filter(*deny)
+    _reset(writable)
+    control = _Control(control_fd)
+    control.send({"ready": {"seccomp": rules is not None}})
     while True:
-        try:
-            request = host.next()
-        except ValueError:
-            continue
-        if request is None:
+        received = control.next()
+        if received is None:
             return
-        if request.get("op") != "spawn":
+        request, fds = received
+        if request.get("op") != "spawn" or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
             continue
-        _reset(writable)
-        to_child_r, to_child_w = os.pipe()
-        from_child_r, from_child_w = os.pipe()
         child = os.fork()
         if child == 0:
             try:
                 if not sandboxed:
                     os.setpgid(0, 0)
-                os.close(to_child_w)
-                os.close(from_child_r)
-                _child(request, rules, (to_child_r, from_child_w))
+                control.sock.close()
+                _child(request, rules, (fds[0], fds[1]))
             finally:
                 os._exit(70)
-        os.close(to_child_r)
-        os.close(from_child_w)
-        within_cap = _relay(child, to_child_w, from_child_r, host)
-        os.close(to_child_w)
-        os.close(from_child_r)
+        for fd in fds:
+            os.close(fd)
         _, status, usage = os.wait4(child, 0)
         _kill_leftovers(child, sandboxed)
-        _send(
-            1,
+        control.send(
             {
                 "exited": {
                     "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                     "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                     "cpu_s": usage.ru_utime + usage.ru_stime,
-                    "overflow": not within_cap,
                     "output": _output(),
                 }
-            },
+            }
         )
         _reset(writable)
 
 
 if __name__ == "__main__":
-    flags = set(sys.argv[2:])
+    flags = set(sys.argv[3:])
     serve(
-        sys.argv[1],
+        int(sys.argv[1]),
+        sys.argv[2],
         sandboxed="--sandboxed" in flags,
-        deny_processes="--deny-processes" in flags,
-        deny_sockets="--deny-sockets" in flags,
+        deny=("--deny-processes" in flags, "--deny-sockets" in flags),
     )

