@@ -16,6 +16,7 @@ from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
 from codetrial.records import Outcome, Visibility
 from codetrial.report import summarize, write_reports
+from codetrial.report.summary import pass_at_k_rows
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
@@ -166,3 +167,26 @@ def test_report_is_self_contained_and_linked(finished_run) -> None:  # type: ign
     assert len(links) == 10 and links <= ids
     assert "diff: first → repaired" in html
     assert "Blocked AST node: ImportFrom (collections)" in html
+
+
+def test_samples_give_pass_at_k_with_intervals(tmp_path: Path, contracts10) -> None:  # type: ignore[no-untyped-def]
+    tasks = [contracts10["palindrome"], contracts10["two_sum"]]
+    right = {t.entry_point: fenced(t.reference or "") for t in tasks}
+    script = {
+        "def is_palindrome(": [right["is_palindrome"], "no code", right["is_palindrome"]],
+        "def two_sum(": ["```python\ndef two_sum(nums, target)\n```"] * 3,
+    }
+    config = RunConfig(models=["scripted"], samples=3, repair_attempts=0, workers=2)
+    backend = ScriptedBackend(script)
+    manifest = new_manifest("r3", config, tasks, {}, {}, "", "bwrap")
+    store = RunStore.create(tmp_path / "r3", manifest)
+    pool = JudgePool(config.workers, config.limits)
+    results = run_trial(Trial(config, get_profile("builtins-only"), pool, store), tasks,
+                        [backend], lambda r: None)  # fmt: skip
+    pool.close()
+    assert len(results) == 6
+    assert [o.seed for o in (config.options(i) for i in range(3))] == [42, 43, 44]
+    (row,) = pass_at_k_rows(results, ["scripted"], [t.id for t in tasks])
+    assert row.samples == 3 and sorted(row.first) == [1, 2, 3]
+    assert row.first[1] is not None and row.first[1].value == pytest.approx((2 / 3) / 2)
+    assert row.first[3] is not None and row.first[3].value == pytest.approx(0.5)

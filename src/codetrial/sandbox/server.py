@@ -224,10 +224,13 @@ def _rebuild_exception(raised: Any) -> BaseException:
         return CandidateError("an exception the candidate described malformedly")
     kind = getattr(builtins, str(raised.get("type")), None)
     message = str(raised.get("message", ""))
+    error: BaseException = CandidateError(f"{raised.get('type')}: {message}")
     if isinstance(kind, type) and issubclass(kind, Exception):
         with contextlib.suppress(TypeError):
-            return kind(message)
-    return CandidateError(f"{raised.get('type')}: {message}")
+            error = kind(message)
+    if raised.get("trace"):
+        error.add_note(f"raised in the candidate:\n{raised['trace']}".rstrip())
+    return error
 
 
 class Session:
@@ -319,6 +322,7 @@ class Session:
     def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
         """Call the candidate's function; mutations of the arguments are mirrored back
         into the caller's objects, and a raised built-in exception is raised here."""
+        __tracebackhide__ = True  # test reports show the candidate's frames, not these
         try:
             encoded = [codec.encode(a) for a in args], codec.encode(kwargs)
         except codec.NotPlainData as exc:

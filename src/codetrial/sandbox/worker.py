@@ -23,12 +23,14 @@ from __future__ import annotations
 import builtins
 import contextlib
 import json
+import linecache
 import os
 import resource
 import shutil
 import signal
 import socket
 import sys
+import traceback
 from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -104,11 +106,14 @@ def _limit(limits: dict[str, int]) -> None:
 
 
 def _describe(exc: BaseException) -> dict[str, str]:
+    """Type, message and the candidate's own traceback; its __str__ may raise anything."""
     try:
         message = str(exc)
+        lines = traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)
+        trace = "".join(lines[1:][-8:])
     except BaseException:
-        message = "<unprintable>"
-    return {"type": type(exc).__name__, "message": message[:2000]}
+        message = trace = "<unprintable>"
+    return {"type": type(exc).__name__, "message": message[:2000], "trace": trace[-3000:]}
 
 
 def _call(function: Any, message: dict[str, Any]) -> dict[str, Any]:
@@ -159,8 +164,10 @@ def _child(message: dict[str, Any], rules: Any, pipes: tuple[int, int]) -> None:
     if rules is not None:
         rules.load()
     namespace: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
+    code = message["code"]
+    linecache.cache["candidate.py"] = (len(code), None, code.splitlines(True), "candidate.py")
     try:
-        exec(compile(message["code"], "candidate.py", "exec"), namespace)
+        exec(compile(code, "candidate.py", "exec"), namespace)
     except BaseException as exc:
         _send(PROTOCOL_OUT, {"load_error": _describe(exc)})
         os._exit(0)

@@ -96,6 +96,7 @@ class Recorder:
 
 def _proxy(session: Session, name: str) -> Callable[..., Any]:
     def call(*args: Any, **kwargs: Any) -> Any:
+        __tracebackhide__ = True
         return session.call(name, list(args), kwargs)
 
     call.__name__ = call.__qualname__ = name
