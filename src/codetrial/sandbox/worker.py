@@ -109,7 +109,8 @@ def _describe(exc: BaseException) -> dict[str, str]:
     """Type, message and the candidate's own traceback; its __str__ may raise anything."""
     try:
         message = str(exc)
-        lines = traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next)
+        frames = exc.__traceback__.tb_next if exc.__traceback__ else None
+        lines = traceback.format_exception(type(exc), exc, frames)
         trace = "".join(lines[1:][-8:])
     except BaseException:
         message = trace = "<unprintable>"
