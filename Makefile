@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint clean
+.PHONY: run test install lint browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
 
+# The report's browser test drives Debian's chromium.
+browser:
+	command -v chromium >/dev/null || { apt-get update && apt-get install -y chromium; }
+
 # pytest exits 5 when it collected no tests: that is a failure here, not a pass.
-test: $(STAMP) lint
+test: $(STAMP) lint browser
 	$(BIN)/codetrial models --prepare
 	$(BIN)/python -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \

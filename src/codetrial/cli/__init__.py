@@ -8,7 +8,7 @@ import click
 import typer
 from rich.console import Console
 
-from codetrial.cli import check, evaluate, models, report, run, tasks
+from codetrial.cli import check, compare, evaluate, models, report, run, tasks
 from codetrial.errors import CodetrialError
 
 app = typer.Typer(
@@ -21,6 +21,7 @@ app.command("report")(report.report)
 app.command("tasks")(tasks.tasks)
 app.command("check")(check.check)
 app.command("evaluate")(evaluate.evaluate)
+app.command("compare")(compare.compare)
 app.command("models")(models.models)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -64,3 +65,13 @@ def pass_at_k_table(
         else:
             table[k] = bootstrap([pass_at_k(n, c, k) for n, c in counts])
     return table
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant pairs: tasks that only A
+    passed and tasks that only B passed (a binomial test at 1/2)."""
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)) / 2**n
+    return float(min(1.0, 2 * tail))

@@ -11,7 +11,7 @@ from typing import Any
 import jinja2
 
 from codetrial.records import Outcome
-from codetrial.report.charts import first_vs_repaired
+from codetrial.report.charts import first_vs_repaired, outcome_breakdown, pass_at_k_bars
 from codetrial.report.summary import ModelSummary, cell, matrix, pass_at_k_rows, summarize
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
@@ -37,6 +37,7 @@ def _context(store: RunStore) -> dict[str, Any]:
         for m in models
     }
     task_ids = list(manifest.task_sha256)
+    pass_at_k = pass_at_k_rows(results, models, task_ids)
     return {
         "manifest": manifest,
         "unsafe": manifest.config.unsafe_host_exec,
@@ -47,7 +48,9 @@ def _context(store: RunStore) -> dict[str, Any]:
         "breakdown": breakdown,
         "models": models,
         "matrix": matrix(results, models, task_ids),
-        "pass_at_k": pass_at_k_rows(results, models, task_ids),
+        "pass_at_k": pass_at_k,
+        "pass_at_k_chart": pass_at_k_bars(pass_at_k) if pass_at_k else "",
+        "outcome_chart": outcome_breakdown(breakdown) if results else "",
         "results": [r for r in results if r.sample == 0],
         "cell": cell,
         "slug": slug,

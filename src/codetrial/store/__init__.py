@@ -34,6 +34,7 @@ CREATE TABLE IF NOT EXISTS attempts (
     PRIMARY KEY (model, task_id, sample, attempt)
 )
 """
+_COLUMNS = ["model", "task_id", "sample", "attempt", "outcome", "record", "saved_at"]
 
 
 def new_run_id(runs_dir: Path, suite: str) -> str:
@@ -50,11 +51,21 @@ class RunStore:
     def __init__(self, run_dir: Path, manifest: Manifest) -> None:
         self.run_dir = run_dir
         self.manifest = manifest
-        self._db = sqlite3.connect(run_dir / DB_NAME)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        try:
+            self._db = sqlite3.connect(run_dir / DB_NAME)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            self._db.execute(_SCHEMA)
+            self._db.commit()
+            columns = [row[1] for row in self._db.execute("PRAGMA table_info(attempts)")]
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{run_dir / DB_NAME}: not a readable run database ({exc})") from exc
+        if columns != _COLUMNS:
+            self._db.close()
+            raise StoreError(
+                f"{run_dir} was written by another version of codetrial (columns {columns}); "
+                "run the trial again to get a store this version reads"
+            )
 
     @classmethod
     def create(cls, run_dir: Path, manifest: Manifest) -> RunStore:

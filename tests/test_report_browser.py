@@ -1,0 +1,103 @@
+"""The report as a person sees it: a real run's report.html in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, sync_playwright
+
+from codetrial.tasks import Task
+from tests.conftest import CLI_ENV, CODETRIAL, fenced
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str, Task]) -> list[Path]:
+    """Two real runs of the scripted backend: one with a repair and a rejection."""
+    root = tmp_path_factory.mktemp("browser")
+    wrong_two_sum = "def two_sum(nums, target):\n    return (0, 0)\n"
+    scripts = [
+        {"def is_palindrome(": [fenced(contracts10["palindrome"].reference or "")],
+         "def two_sum(": [fenced(wrong_two_sum), fenced(contracts10["two_sum"].reference or "")],
+         "def merge_intervals(": [fenced("import os\ndef merge_intervals(x):\n    return x")]},
+        {"def is_palindrome(": ["I will not."],
+         "def two_sum(": [fenced(contracts10["two_sum"].reference or "")],
+         "def merge_intervals(": [fenced(contracts10["merge_intervals"].reference or "")]},
+    ]  # fmt: skip
+    made = []
+    for index, script in enumerate(scripts):
+        path = root / f"script{index}.json"
+        path.write_text(json.dumps(script))
+        runs_dir = root / f"runs{index}"
+        result = subprocess.run(
+            [CODETRIAL, "run", "--model", f"scripted/{path}", "--runs-dir", str(runs_dir),
+             "--task", "palindrome", "--task", "two_sum", "--task", "merge_intervals"],
+            capture_output=True, text=True, env=CLI_ENV, timeout=300,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+        (run_dir,) = runs_dir.iterdir()
+        made.append(run_dir)
+    return made
+
+
+@pytest.fixture(scope="module")
+def page() -> Iterator[Page]:
+    assert Path(CHROMIUM).is_file(), (
+        "the browser test needs Debian's chromium (make test installs it)"
+    )
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield browser.new_page(viewport={"width": 1280, "height": 900})
+        browser.close()
+
+
+def _open(page: Page, path: Path) -> list[str]:
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("request", lambda r: errors.append(r.url) if not r.url.startswith("file:") else None)
+    page.goto(path.as_uri())
+    return errors
+
+
+def test_report_renders_and_drills_down(page: Page, runs: list[Path], tmp_path: Path) -> None:
+    errors = _open(page, runs[0] / "report.html")
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
+    for selector in ("header h1", "#summary table", "#chart-first-vs-repaired svg",
+                     "#pass-at-k table", "#chart-outcomes svg", "#matrix table",
+                     "#conditions"):  # fmt: skip
+        assert page.locator(selector).first.is_visible(), selector
+    assert "1/3" in page.locator("#summary table").inner_text()
+    two_sum = page.locator("div.candidate", has_text="two_sum")
+    assert not two_sum.is_visible()
+    page.locator("#matrix a", has_text="failed → pass").click()
+    assert two_sum.is_visible()
+    assert "feedback sent to the model" in two_sum.inner_text()
+    assert "diff: first → repaired" in two_sum.inner_text()
+    page.locator("#matrix a", has_text="rejected").click()
+    merge = page.locator("div.candidate", has_text="merge_intervals")
+    assert merge.is_visible() and "G001" in merge.inner_text()
+    assert errors == []
+
+
+def test_compare_page(page: Page, runs: list[Path], tmp_path: Path) -> None:
+    out = tmp_path / "compare.html"
+    result = subprocess.run(
+        [CODETRIAL, "compare", str(runs[0]), str(runs[1]), "--out", str(out)],
+        capture_output=True, text=True, env=CLI_ENV, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "McNemar" in result.stdout
+    errors = _open(page, out)
+    text = page.locator("#summary").inner_text()
+    assert "Gained by B: two_sum, merge_intervals" in text and "Lost by B: palindrome" in text
+    assert errors == []
