@@ -37,6 +37,7 @@ class Comparison:
     model_a: str
     model_b: str
     rows: list[Row]
+    unsafe: bool = False
 
     @property
     def passed_a(self) -> int:
@@ -81,6 +82,7 @@ def compare(a: RunStore, b: RunStore) -> Comparison:
         model_a=model_a,
         model_b=model_b,
         rows=[Row(t, first_a[t], first_b[t]) for t in common],
+        unsafe=a.manifest.config.unsafe_host_exec or b.manifest.config.unsafe_host_exec,
     )
 
 
