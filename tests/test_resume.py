@@ -64,3 +64,25 @@ def test_kill_then_resume(tmp_path: Path, contracts10: dict[str, Task]) -> None:
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
     manifest = json.loads((db.parent / "manifest.json").read_text())
     assert len(manifest["resumed_at"]) == 1
+
+
+def test_ctrl_c_says_how_to_resume(tmp_path: Path, contracts10: dict[str, Task]) -> None:
+    loop = "    while True:\n        pass\n"
+    script = {f"def {t.entry_point}(": [fenced(f"def {t.entry_point}(*args):\n{loop}")]
+              for t in contracts10.values()}  # fmt: skip
+    path = tmp_path / "loop.json"
+    path.write_text(json.dumps(script))
+    args = [CODETRIAL, "run", "--model", f"scripted/{path}", "--runs-dir", str(tmp_path / "r"),
+            "--timeout", "2", "--gate", "off", "--repair-attempts", "0"]  # fmt: skip
+    proc = subprocess.Popen(
+        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CLI_ENV,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(tmp_path.glob("r/*/trial.sqlite")):
+        time.sleep(0.1)
+    time.sleep(1)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert "codetrial run --resume" in err and "Traceback" not in err

@@ -53,3 +53,9 @@ class StoreError(CodetrialError):
     """The run directory is missing, unreadable or belongs to a different run."""
 
     exit_code = 7
+
+
+class Interrupted(CodetrialError):
+    """The user stopped a run (Ctrl-C); what finished is stored."""
+
+    exit_code = 130

@@ -18,7 +18,7 @@ from rich.progress import (
 from codetrial.cli.report import show
 from codetrial.cli.views import console
 from codetrial.config import RunConfig, endpoints_from_env
-from codetrial.errors import BackendUnavailable, ConfigError
+from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
 from codetrial.gate import get_profile
 from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial
@@ -125,6 +125,11 @@ def run(
         show(store)
         raise BackendUnavailable(
             f"{exc}\nfinished work is saved; continue with: codetrial run --resume {store.run_dir}"
+        ) from exc
+    except KeyboardInterrupt as exc:
+        raise Interrupted(
+            f"interrupted; finished work is saved; continue with: "
+            f"codetrial run --resume {store.run_dir}"
         ) from exc
     finally:
         store.close()
