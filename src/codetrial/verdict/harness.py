@@ -17,6 +17,7 @@ import io
 import sys
 import tempfile
 import threading
+import time
 import traceback
 import types
 from collections.abc import Callable, Generator
@@ -188,6 +189,35 @@ def run_check(task: Task, visibility: Visibility, session: Session) -> tuple[Rec
     )
     recorder.finished = True
     return recorder, output
+
+
+def run_assertions(
+    task: Task, session: Session, assertions: list[str], per_test_s: float | None = None
+) -> tuple[list[bool], bool]:
+    """Run assertion statements (say, tests a model wrote) against the candidate, each
+    on its own and, given `per_test_s`, within that many wall seconds: (which passed,
+    whether the candidate's process was stopped midway, in which case the results
+    cover the assertions up to and including the one that stopped it)."""
+    namespace: dict[str, object] = {"__name__": "__generated__"}
+    passed: list[bool] = []
+    if task.entry_point not in session.functions:
+        return [False] * len(assertions), False
+    if task.context:
+        exec(_compiled(task.context, "context.py"), namespace)
+    namespace[task.entry_point] = _proxy(session, task.entry_point)
+    session_deadline = session.deadline
+    for assertion in assertions:
+        if per_test_s is not None:
+            session.deadline = min(session_deadline, time.monotonic() + per_test_s)
+        try:
+            exec(_compiled(assertion, "generated_test.py"), namespace)
+            passed.append(True)
+        except LimitHit:
+            passed.append(False)
+            return passed, True
+        except Exception:
+            passed.append(False)
+    return passed, False
 
 
 HARNESSES = {"pytest": run_pytest, "check": run_check}

@@ -15,6 +15,7 @@ from codetrial.records import Candidate, Verdict
 from codetrial.sandbox import Sandbox, open_sandbox
 from codetrial.tasks import Task
 from codetrial.verdict import judge
+from codetrial.verdict.harness import run_assertions
 
 
 class JudgePool:
@@ -49,6 +50,32 @@ class JudgePool:
 
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
         return self._executor.submit(self._judge, candidate, task, profile)
+
+    def _assertions(
+        self, code: str, task: Task, assertions: list[str], per_test_s: float | None
+    ) -> list[bool]:
+        sandbox = self._free.get()
+        program = f"{task.prelude}\n\n{code}" if task.prelude else code
+        passed: list[bool] = []
+        try:
+            while len(passed) < len(assertions):
+                with sandbox.session(program, self.limits) as session:
+                    rest = assertions[len(passed) :]
+                    more, stopped = run_assertions(task, session, rest, per_test_s)
+                passed.extend(more)
+                if not stopped:
+                    break
+        finally:
+            self._free.put(sandbox)
+        return passed
+
+    def submit_assertions(
+        self, code: str, task: Task, assertions: list[str], per_test_s: float | None = None
+    ) -> Future[list[bool]]:
+        """Which of `assertions` the candidate passes, each within `per_test_s` wall
+        seconds when given. A fresh process takes over after one stops the candidate,
+        so a loop on one test does not fail the rest."""
+        return self._executor.submit(self._assertions, code, task, assertions, per_test_s)
 
     def close(self) -> None:
         if hasattr(self, "_executor"):

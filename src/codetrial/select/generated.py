@@ -1,0 +1,56 @@
+"""Tests a model wrote for a task, cut out of its continuations the way CodeT does:
+split on `assert `, keep pieces that call the entry point, cut at the stop markers,
+keep what compiles inside a `try:` block, and use the first few of each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from codetrial.errors import TaskFormatError
+from codetrial.tasks import Task
+from codetrial.tasks.jsonl import read_jsonl
+
+STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
+PER_CONTINUATION = 5
+
+
+def _cut(text: str) -> str:
+    for marker in STOPS:
+        text = text.split(marker)[0]
+    return text.strip()
+
+
+def _compiles(test: str) -> bool:
+    block = "try:\n    " + test.replace("\n", "\n    ") + "\nexcept:\n    pass\n"
+    try:
+        compile(block, "<generated test>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def extract_tests(continuation: str, entry_point: str) -> list[str]:
+    pieces = [
+        f"assert {part}".strip()
+        for part in f"assert {continuation}".split("assert ")
+        if entry_point in part and part.strip()
+    ]
+    tests = [_cut(piece) for piece in pieces]
+    return [t for t in tests if t and "assert" in t and _compiles(t)][:PER_CONTINUATION]
+
+
+def load_generated_tests(
+    path: Path, tasks: list[Task], prompts: dict[str, str]
+) -> dict[str, list[str]]:
+    """Task id -> every extracted test, duplicates kept (their count is their weight).
+    A line is {"prompt", "samples"}; `prompts` maps its prompt to a task id."""
+    by_id = {t.id: t for t in tasks}
+    tests: dict[str, list[str]] = {}
+    for where, record in read_jsonl(path):
+        task = by_id.get(prompts.get(str(record.get("prompt")), ""))
+        if task is None or not isinstance(record.get("samples"), list):
+            raise TaskFormatError(f"{where}: needs a known 'prompt' and a 'samples' list")
+        found = tests.setdefault(task.id, [])
+        for continuation in record["samples"]:
+            found.extend(extract_tests(str(continuation), task.entry_point))
+    return tests
