@@ -63,3 +63,11 @@ def test_refs_point_back_into_the_arguments() -> None:
 def test_unknown_tags_are_refused() -> None:
     with pytest.raises(codec.NotPlainData):
         codec.decode({"$pickle": "..."})
+
+
+def test_iterators_cross_as_iterators() -> None:
+    decoded = codec.decode(codec.encode(map(str, range(3))))
+    assert decoded != ["0", "1", "2"]
+    assert list(decoded) == ["0", "1", "2"]
+    with pytest.raises(codec.NotPlainData):
+        codec.encode(iter(range(codec.MAX_ITEMS + 1)))

@@ -6,18 +6,24 @@ list with a forged __eq__ is not plain data), so every value the trusted side ge
 back compares by the built-in rules.
 
 Tags: {"$tuple": [...]}, {"$set": [...]}, {"$frozenset": [...]}, {"$bytes": b64},
-{"$bytearray": b64}, {"$dict": [[k, v], ...]}, {"$float": "nan"|"inf"|"-inf"}, and
-{"$ref": [step, ...]}: the same object as an argument (or a container inside one),
-so `result is not argument` checks keep their meaning.
+{"$bytearray": b64}, {"$dict": [[k, v], ...]}, {"$float": "nan"|"inf"|"-inf"},
+{"$iter": [...]}: an iterator (a generator, map, filter...) consumed on the candidate's
+side, which arrives as an iterator over those items (so `list(f(x))` works and
+`f(x) == [...]` stays False), and {"$ref": [step, ...]}: the same object as an
+argument (or a container inside one), so `result is not argument` checks keep their
+meaning.
 """
 
 from __future__ import annotations
 
 import base64
+import itertools
 import math
+from collections.abc import Iterator
 from typing import Any
 
 MAX_DEPTH = 100
+MAX_ITEMS = 100_000
 
 Path = list[Any]
 
@@ -58,6 +64,11 @@ def encode(value: Any, refs: dict[int, Path] | None = None, depth: int = 0) -> A
         return {
             "$dict": [[encode(k, None, deeper), encode(v, refs, deeper)] for k, v in value.items()]
         }
+    if isinstance(value, Iterator):
+        items = list(itertools.islice(value, MAX_ITEMS + 1))
+        if len(items) > MAX_ITEMS:
+            raise NotPlainData(f"an iterator of more than {MAX_ITEMS} items")
+        return {"$iter": [encode(item, None, deeper) for item in items]}
     raise NotPlainData(f"a value of type {kind.__name__} is not plain data")
 
 
@@ -82,6 +93,8 @@ def decode(data: Any, resolve: Any = None) -> Any:
         return bytearray(base64.b64decode(body))
     if tag == "$dict":
         return {decode(k, resolve): decode(v, resolve) for k, v in body}
+    if tag == "$iter":
+        return iter([decode(item, resolve) for item in body])
     if tag == "$float" and body in ("nan", "inf", "-inf"):
         return float(body)
     if tag == "$ref" and resolve is not None:
