@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from codetrial.errors import ConfigError
 from codetrial.records import GenerationOptions
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
@@ -71,6 +73,14 @@ class RunConfig(BaseModel):
         if len(set(value)) != len(value):
             raise ValueError("a model is named twice")
         return value
+
+    @classmethod
+    def validated(cls, fields: dict[str, Any]) -> RunConfig:
+        """A configuration from command-line options; a ConfigError says what is wrong."""
+        try:
+            return cls.model_validate(fields)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from exc
 
     def options(self, sample: int = 0) -> GenerationOptions:
         """Sample i is drawn with seed + i, so samples differ yet replay exactly."""

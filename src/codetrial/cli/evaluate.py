@@ -19,7 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from codetrial.cli.report import show
 from codetrial.cli.views import console
 from codetrial.config import RunConfig
-from codetrial.errors import ConfigError, TaskFormatError
+from codetrial.errors import TaskFormatError
 from codetrial.gate import get_profile
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
@@ -111,22 +111,19 @@ def evaluate(
     per_task: dict[str, int] = {}
     for _, task, _ in items:
         per_task[task.id] = per_task.get(task.id, 0) + 1
-    try:
-        config = RunConfig.model_validate(
-            {
-                "models": [model],
-                "suite": suite,
-                "data": data,
-                "samples": max(per_task.values()),
-                "workers": workers,
-                "gate_profile": gate or tasks[0].policy,
-                "repair_attempts": 0,
-                "unsafe_host_exec": unsafe_host_exec,
-                "limits": {"timeout_s": timeout, "cpu_s": cpu_time},
-            }
-        )
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
+    config = RunConfig.validated(
+        {
+            "models": [model],
+            "suite": suite,
+            "data": data,
+            "samples": max(per_task.values()),
+            "workers": workers,
+            "gate_profile": gate or tasks[0].policy,
+            "repair_attempts": 0,
+            "unsafe_host_exec": unsafe_host_exec,
+            "limits": {"timeout_s": timeout, "cpu_s": cpu_time},
+        }
+    )
     profile = get_profile(config.gate_profile)
     pool = JudgePool(workers, config.limits, unsafe_host_exec)
     source = {

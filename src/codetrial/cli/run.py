@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 from rich.progress import (
@@ -31,10 +31,9 @@ from codetrial.verdict.pool import JudgePool
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256")
 
 
-def _open_resumed(run_dir: Path, backends: list[Backend], tasks: list[Task]) -> RunStore:
-    """Reopen a run; refuse when a task or a model is no longer what the run used."""
-    store = RunStore.open(run_dir)
-    recorded = store.manifest
+def _check_resumable(store: RunStore, backends: list[Backend], tasks: list[Task]) -> None:
+    """Refuse to resume when a task or a model is no longer what the run used."""
+    run_dir, recorded = store.run_dir, store.manifest
     for task in tasks:
         if recorded.task_sha256.get(task.id) != task_digest(task):
             raise ConfigError(f"task {task.id} changed since {run_dir} started; start a new run")
@@ -47,15 +46,6 @@ def _open_resumed(run_dir: Path, backends: list[Backend], tasks: list[Task]) -> 
                     f"{backend.name}: {key} was {before.get(key)!r} when {run_dir} started and "
                     f"is {now.get(key)!r} now; start a new run"
                 )
-    store.mark_resumed()
-    return store
-
-
-def _validated(fields: dict[str, Any]) -> RunConfig:
-    try:
-        return RunConfig.model_validate(fields)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from exc
 
 
 def run(
@@ -91,12 +81,13 @@ def run(
 ) -> None:
     """Run a trial and print the results table and the path of report.html."""
     endpoints = endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
-    if resume is not None:
-        config = RunStore.open(resume).manifest.config.model_copy(update={"endpoints": endpoints})
+    resumed = RunStore.open(resume) if resume is not None else None
+    if resumed is not None:
+        config = resumed.manifest.config.model_copy(update={"endpoints": endpoints})
         tasks = load_suite(config.suite, config.task_ids or None, config.data)
     else:
         tasks = load_suite(suite, task or None, data)[:limit]
-        config = _validated({
+        config = RunConfig.validated({
             "models": model, "suite": suite, "data": data,
             "task_ids": [t.id for t in tasks] if (task or limit) else [],
             "samples": samples, "temperature": temperature, "seed": seed, "think": think,
@@ -109,8 +100,10 @@ def run(
     backends = [create_backend(name, config.endpoints) for name in config.models]
     pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec)
     system = system_message(profile.allowed, profile.forbidden)
-    if resume is not None:
-        store = _open_resumed(resume, backends, tasks)
+    if resumed is not None:
+        store = resumed
+        _check_resumable(store, backends, tasks)
+        store.mark_resumed()
     else:
         run_id = new_run_id(runs_dir, config.suite)
         manifest = new_manifest(

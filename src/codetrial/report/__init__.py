@@ -19,6 +19,16 @@ from codetrial.store.artifacts import slug, write_atomic
 __all__ = ["ModelSummary", "build", "cell", "summarize", "write_reports"]
 
 
+def render(template: str, **context: Any) -> str:
+    """A template from report/templates, escaped, failing on any missing name."""
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(resources.files("codetrial.report") / "templates")),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    return environment.get_template(template).render(**context)
+
+
 def _diff(before: str | None, after: str | None) -> str:
     lines = difflib.unified_diff(
         (before or "").splitlines(), (after or "").splitlines(), "first", "repaired", lineterm=""
@@ -60,12 +70,7 @@ def _context(store: RunStore) -> dict[str, Any]:
 
 def build(store: RunStore) -> Path:
     """Render report.html into the run directory and return its path."""
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(resources.files("codetrial.report") / "templates")),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    html = environment.get_template("report.html.j2").render(**_context(store))
+    html = render("report.html.j2", **_context(store))
     path = store.run_dir / "report.html"
     write_atomic(path, html)
     return path

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
-
-import jinja2
 
 from codetrial.errors import ConfigError
 from codetrial.metrics import mcnemar_exact
 from codetrial.records import TaskResult
+from codetrial.report import render
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 
@@ -87,10 +85,5 @@ def compare(a: RunStore, b: RunStore) -> Comparison:
 
 
 def write_comparison(comparison: Comparison, path: Path) -> Path:
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(resources.files("codetrial.report") / "templates")),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    write_atomic(path, environment.get_template("compare.html.j2").render(c=comparison))
+    write_atomic(path, render("compare.html.j2", c=comparison))
     return path

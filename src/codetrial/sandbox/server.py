@@ -67,7 +67,6 @@ class ChildExit:
     code: int | None
     signal: int | None
     cpu_s: float
-    output: str
 
 
 class _Expired(Exception):
@@ -309,7 +308,6 @@ class Session:
             code=exited.get("code"),
             signal=exited.get("signal"),
             cpu_s=float(exited.get("cpu_s", 0.0)),
-            output=str(exited.get("output", "")),
         )
         if self.exit.signal == signal.SIGXCPU or self.exit.cpu_s >= self._limits.cpu_s:
             self.stop, self.stop_detail = Stop.TIMEOUT, f"over {self._limits.cpu_s} s of CPU"

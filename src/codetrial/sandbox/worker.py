@@ -11,7 +11,7 @@ process ever sees (passed to the server with SCM_RIGHTS). Messages are JSON line
     child -> host     {"ok": value, "args": [...]} | {"raised": {...}, "args": [...]}
                       | {"unplain": type name, "args": [...]} | {"oversize": why}
     host closes the child's input: the child exits
-    server -> host    {"exited": {"code", "signal", "cpu_s", "output"}}
+    server -> host    {"exited": {"code", "signal", "cpu_s"}}
 
 The child never learns anything of the tests: it sees arguments and returns values.
 Nothing it prints, writes or exits with is read as evidence of a pass, and it can
@@ -39,7 +39,6 @@ import codec
 PROTOCOL_IN, PROTOCOL_OUT = 10, 11
 LINE_CAP = 16 * 1024 * 1024
 OUTPUT_FILE = "output.txt"
-OUTPUT_CAP = 8192
 _MB = 1024 * 1024
 
 
@@ -216,14 +215,6 @@ def _kill_leftovers(child: int, sandboxed: bool) -> None:
             break
 
 
-def _output() -> str:
-    try:
-        with open(OUTPUT_FILE, "rb") as handle:
-            return handle.read(OUTPUT_CAP).decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 class _Control:
     """The server's end of the control socket: messages, some carrying two fds."""
 
@@ -287,7 +278,6 @@ def serve(control_fd: int, scratch: str, sandboxed: bool, deny: tuple[bool, bool
                     "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                     "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                     "cpu_s": usage.ru_utime + usage.ru_stime,
-                    "output": _output(),
                 }
             }
         )

@@ -74,5 +74,9 @@ class Task:
     def entry_point(self) -> str:
         return self.signature.entry_point
 
+    def program(self, code: str) -> str:
+        """What runs in the sandbox: the task's prelude, then the candidate's code."""
+        return f"{self.prelude}\n\n{code}" if self.prelude else code
+
     def tests_of(self, visibility: Visibility) -> tuple[TestFile, ...]:
         return tuple(t for t in self.tests if t.visibility is visibility)

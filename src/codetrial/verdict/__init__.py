@@ -57,8 +57,7 @@ def _run_tests(
         harness = HARNESSES[task.harness]
     except KeyError:
         raise TaskFormatError(f"task {task.id}: unknown harness {task.harness!r}") from None
-    program = f"{task.prelude}\n\n{code}" if task.prelude else code
-    with sandbox.session(program, limits) as session:
+    with sandbox.session(task.program(code), limits) as session:
         recorder, output = harness(task, visibility, session)
     outcome = classify(session.stop, recorder.results, recorder.complete)
     return outcome, recorder.results, output.strip(), _detail(session)

@@ -55,11 +55,10 @@ class JudgePool:
         self, code: str, task: Task, assertions: list[str], per_test_s: float | None
     ) -> list[bool]:
         sandbox = self._free.get()
-        program = f"{task.prelude}\n\n{code}" if task.prelude else code
         passed: list[bool] = []
         try:
             while len(passed) < len(assertions):
-                with sandbox.session(program, self.limits) as session:
+                with sandbox.session(task.program(code), self.limits) as session:
                     rest = assertions[len(passed) :]
                     more, stopped = run_assertions(task, session, rest, per_test_s)
                 passed.extend(more)
