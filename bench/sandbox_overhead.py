@@ -6,7 +6,9 @@ Compares, for a trivial candidate (`def f(x): return x + 1`, called once):
   pytest       one `python -m pytest` subprocess per candidate, as a naive harness does
   session      codetrial's sandbox: fork a limited child from the warm worker
                (bubblewrap + seccomp + cgroup + rlimits), load, call once, exit
-  judge        codetrial's whole verdict: gate, session and the task's pytest file
+  judge        codetrial's whole verdict: gate, session and the task's test file,
+               whose plain test functions run directly
+  judge-full   the same with a test file that needs a pytest session (parametrize)
 Prints medians (ms) and ratios to `bare`. Usage: python -m bench.sandbox_overhead [N]
 """
 
@@ -30,6 +32,10 @@ from codetrial.verdict import judge
 
 CODE = "def f(x):\n    return x + 1\n"
 TEST = "from candidate import f\n\n\ndef test_f():\n    assert f(1) == 2\n"
+PARAMETRIZED = (
+    "import pytest\nfrom candidate import f\n\n\n"
+    "@pytest.mark.parametrize('x', [1])\ndef test_f(x):\n    assert f(x) == x + 1\n"
+)
 
 
 def median_ms(action: Callable[[], None], runs: int) -> float:
@@ -45,13 +51,15 @@ def median_ms(action: Callable[[], None], runs: int) -> float:
 def main(runs: int) -> None:
     python = str(interpreter())
     folder = Path(tempfile.mkdtemp(prefix="codetrial-bench-"))
-    task_dir = folder / "f"
-    task_dir.mkdir()
-    (task_dir / "spec.md").write_text("# f\n\n```python\ndef f(x: int) -> int:\n```\n")
-    (task_dir / "test_f.py").write_text(TEST)
+    tasks = {}
+    for name, test in (("plain", TEST), ("parametrized", PARAMETRIZED)):
+        task_dir = folder / name
+        task_dir.mkdir()
+        (task_dir / "spec.md").write_text("# f\n\n```python\ndef f(x: int) -> int:\n```\n")
+        (task_dir / "test_f.py").write_text(test)
+        tasks[name] = load_folder(task_dir)
     (folder / "candidate.py").write_text(CODE)
     (folder / "test_f.py").write_text(TEST)
-    task = load_folder(task_dir)
     limits = Limits()
     sandbox = open_sandbox(limits)
     profile = get_profile("builtins-only")
@@ -72,16 +80,20 @@ def main(runs: int) -> None:
         with sandbox.session(CODE) as candidate:
             assert candidate.call("f", [1], {}) == 2
 
-    def whole() -> None:
-        verdict = judge(Candidate(CODE, CODE), task, profile, sandbox, limits)
-        assert verdict.outcome is Outcome.PASSED
+    def whole(task: str) -> Callable[[], None]:
+        def run() -> None:
+            verdict = judge(Candidate(CODE, CODE), tasks[task], profile, sandbox, limits)
+            assert verdict.outcome is Outcome.PASSED
+
+        return run
 
     rows = [
         ("bare", median_ms(bare, runs)),
         ("subprocess", median_ms(plain, runs)),
         ("pytest", median_ms(pytest_subprocess, max(5, runs // 5))),
         ("session", median_ms(session, runs)),
-        ("judge", median_ms(whole, runs)),
+        ("judge", median_ms(whole("plain"), runs)),
+        ("judge-full", median_ms(whole("parametrized"), runs)),
     ]
     base = rows[0][1]
     print(f"isolation: {sandbox.isolation}; {runs} runs each, medians")

@@ -5,8 +5,10 @@ from __future__ import annotations
 from codetrial.config import Limits
 from codetrial.records import Outcome, TestResult, Visibility
 from codetrial.sandbox import Stop
-from codetrial.tasks import Task
+from codetrial.tasks import Task, load_folder
 from codetrial.verdict import classify
+from codetrial.verdict.harness import run_plain_tests, run_pytest_main
+from tests.conftest import FAST_LIMITS, write_task
 
 CASES = {
     Outcome.PASSED: "def add(a, b):\n    return a + b\n",
@@ -78,3 +80,52 @@ def test_classify_uses_only_stops_and_structured_results() -> None:
     assert classify(Stop.TIMEOUT, passed, complete=True) is Outcome.TIMEOUT
     assert classify(Stop.CRASH, passed, complete=True) is Outcome.ERROR
     assert classify(Stop.MEMORY, [], complete=False) is Outcome.MEMORY
+
+
+def test_plain_runner_records_what_pytest_records(contracts10, sandbox) -> None:  # type: ignore[no-untyped-def]
+    """The direct runner for plain test files and a full pytest session agree, test by
+    test, on correct, wrong, raising and missing candidates."""
+    for task in contracts10.values():
+        variants = (
+            task.reference or "",
+            f"def {task.entry_point}(*args, **kwargs):\n    return None\n",
+            f"def {task.entry_point}(*args, **kwargs):\n    raise KeyError('k')\n",
+            "x = 1\n",
+        )
+        for visibility in Visibility:
+            tests = task.tests_of(visibility)
+            for code in variants:
+                runs = []
+                for runner in (run_plain_tests, run_pytest_main):
+                    with sandbox.session(task.program(code), FAST_LIMITS) as session:
+                        recorder, _ = runner(tests, visibility, session)
+                    runs.append((recorder.results, recorder.complete))
+                plain, full = runs
+                assert [(t.name, t.outcome, t.exception_type) for t in plain[0]] == [
+                    (t.name, t.outcome, t.exception_type) for t in full[0]
+                ], (task.id, visibility, code)
+                assert plain[1] == full[1]
+
+
+def test_plain_failure_explains_the_assertion(add_task: Task, judge_code) -> None:  # type: ignore[no-untyped-def]
+    verdict = judge_code("def add(a, b):\n    return a * b\n", add_task)
+    assert verdict.feedback is not None
+    assert "assert 2 == 3" in verdict.feedback and "where 2 = add(1, 2)" in verdict.feedback
+    assert "test_visible.py::test_adds" in verdict.feedback
+
+
+def test_files_that_need_pytest_still_run(tmp_path, judge_code) -> None:  # type: ignore[no-untyped-def]
+    visible = (
+        "import pytest\nfrom candidate import add\n\n\n"
+        "@pytest.fixture\ndef two():\n    return 2\n\n\n"
+        "@pytest.mark.parametrize('a', [1, 5])\n"
+        "def test_adds(a, two):\n    assert add(a, two) == a + 2\n"
+    )
+    task = load_folder(write_task(tmp_path / "add", "def add(a: int, b: int) -> int:", visible))
+    assert judge_code("def add(a, b):\n    return a + b\n", task).outcome is Outcome.PASSED
+    failed = judge_code("def add(a, b):\n    return 3 if a == 1 else 0\n", task)
+    assert failed.outcome is Outcome.FAILED
+    assert [(t.name, t.outcome) for t in failed.tests] == [
+        ("test_adds[1]", "passed"),
+        ("test_adds[5]", "failed"),
+    ]
