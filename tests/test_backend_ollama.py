@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import subprocess
@@ -19,7 +20,13 @@ from codetrial.models import create_backend
 from codetrial.models.http import RETRIES
 from codetrial.models.ollama import OllamaBackend
 from codetrial.records import GenerationOptions, Message
-from tests.servers.ollama_wire import DEFAULT_REPLY, OllamaWire, tag_entry, word_count
+from tests.servers.ollama_wire import (
+    DEFAULT_REPLY,
+    TOKEN_LOGPROB,
+    OllamaWire,
+    tag_entry,
+    word_count,
+)
 
 CODETRIAL = Path(sys.executable).with_name("codetrial")
 REFERENCE = (
@@ -94,6 +101,7 @@ def test_generate_sends_the_documented_fields(wire: OllamaWire) -> None:
         ],
         "stream": False,
         "think": False,
+        "logprobs": True,
         "options": {"temperature": 0.7, "seed": 1234, "num_ctx": 8192, "num_predict": 321},
     }
     assert generation.text == DEFAULT_REPLY
@@ -234,3 +242,30 @@ def test_cli_run_with_the_server_down(dead_url: str, tmp_path: Path) -> None:
     assert "ollama serve" in stderr
     assert "Traceback" not in output
     assert list(tmp_path.iterdir()) == []  # no run directory for a run that never started
+
+
+def test_judge_reads_top_logprobs_from_the_wire(wire: OllamaWire) -> None:
+    wire.top_logprobs = [("Yes", math.log(0.6)), ("No", math.log(0.3)), (" yes", math.log(0.05)),
+                         ("Maybe", math.log(0.04))]  # fmt: skip
+    judged = _backend(wire.url).yes_probability(MESSAGES, OPTIONS)
+    assert judged == pytest.approx(0.65 / 0.95)
+    body = wire.chat_bodies[-1]
+    assert body["logprobs"] is True and body["top_logprobs"] == 20
+    assert body["options"]["num_predict"] == 1 and body["stream"] is False
+
+
+def test_generation_carries_the_reply_s_log_likelihood_when_the_server_gives_it(
+    wire: OllamaWire,
+) -> None:
+    assert _backend(wire.url).generate(MESSAGES, OPTIONS).logprob_sum is None
+    wire.top_logprobs = []
+    generation = _backend(wire.url).generate(MESSAGES, OPTIONS)
+    words = word_count(DEFAULT_REPLY)
+    assert generation.logprob_tokens == words
+    assert generation.logprob_sum == pytest.approx(TOKEN_LOGPROB * words)
+    assert wire.chat_bodies[-1]["logprobs"] is True
+
+
+def test_judge_on_an_ollama_without_logprobs_says_what_it_needs(wire: OllamaWire) -> None:
+    with pytest.raises(ConfigError, match=r"0\.12\.11"):
+        _backend(wire.url).yes_probability(MESSAGES, OPTIONS)

@@ -104,6 +104,8 @@ def test_generate_with_the_embedded_model(llama_url: str) -> None:
     assert 0 < generation.completion_tokens <= 48
     assert generation.prompt_tokens is not None and generation.prompt_tokens > 0
     assert generation.finish_reason in {"stop", "length"}
+    assert generation.logprob_tokens and generation.logprob_sum is not None
+    assert generation.logprob_sum < 0
 
 
 def test_conditions_have_model_and_url(llama_url: str) -> None:
@@ -229,6 +231,7 @@ def test_api_key_is_sent_as_bearer_token(wire: _RecordingServer) -> None:
         "temperature": 0.0,
         "seed": 42,
         "max_tokens": 48,
+        "logprobs": True,
     }
     assert (generation.text, generation.prompt_tokens, generation.completion_tokens) == (
         "def add(a, b): ...",
@@ -272,3 +275,17 @@ def test_cli_run_end_to_end(llama_url: str, tmp_path: Path) -> None:
     assert len(manifests) == 1
     conditions = json.loads(manifests[0].read_text())["backends"][f"openai/{ALIAS}"]
     assert conditions["model"] == ALIAS and conditions["base_url"] == llama_url
+
+
+def test_judge_reads_the_first_token_s_top_logprobs(llama_url: str) -> None:
+    """The same weights judged over HTTP and in-process give the same P(yes)."""
+    messages = [Message("system", "Answer with one word: yes or no."),
+                Message("user", "Is 7 a prime number? Answer yes or no.")]  # fmt: skip
+    served = OpenAIBackend(ALIAS, _endpoints(llama_url)).yes_probability(messages, OPTIONS)
+    embedded = create_backend("embedded", Endpoints())
+    try:
+        local = embedded.yes_probability(messages, OPTIONS)
+    finally:
+        embedded.close()
+    assert 0.0 < served < 1.0
+    assert served == pytest.approx(local, abs=0.02)

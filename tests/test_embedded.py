@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from codetrial.config import Endpoints
 from codetrial.errors import WeightsError
+from codetrial.models import create_backend
+from codetrial.models.embedded import EmbeddedBackend
 from codetrial.models.weights import QWEN_CODER_05B
+from codetrial.prompts import judge_messages
+from codetrial.records import GenerationOptions, Message
+from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL
 
 pytestmark = pytest.mark.embedded
@@ -57,3 +65,50 @@ def test_default_trial_runs_the_embedded_model(tmp_path: Path) -> None:
     assert conditions["runtime"].startswith("llama-cpp-python 0.3")
     response = run_dir / "generated_code" / "embedded" / "palindrome" / "response_first.txt"
     assert response.read_text().strip()
+
+
+@pytest.fixture(scope="module")
+def embedded() -> Iterator[EmbeddedBackend]:
+    backend = create_backend("embedded", Endpoints())
+    assert isinstance(backend, EmbeddedBackend)
+    yield backend
+    backend.close()
+
+
+OPTIONS = GenerationOptions(temperature=0.8, seed=7, max_tokens=64, num_ctx=2048, think=False)
+ASK = [Message("user", "Write a Python function is_even(n). Only code.")]
+
+
+def test_likelihood_equals_llama_cpp_s_own_full_logits(embedded: EmbeddedBackend) -> None:
+    """The batched scoring pass gives the log-probability that llama-cpp computes with
+    logits for every position (the slow path), for the tokens it sampled."""
+    from llama_cpp import Llama
+
+    generation = embedded.generate(ASK, OPTIONS)
+    assert generation.logprob_sum is not None and generation.logprob_tokens
+    assert generation.logprob_sum < 0
+    llama = embedded._llama
+    tokens = [int(t) for t in llama.input_ids[: llama.n_tokens]]
+    n_prompt = generation.prompt_tokens or 0
+    reference = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=2048, logits_all=True,
+                      verbose=False)  # fmt: skip
+    reference.eval(tokens)
+    scores = reference.scores[: len(tokens)].astype(np.float64)
+    log_z = scores.max(1) + np.log(np.exp(scores - scores.max(1)[:, None]).sum(1))
+    expected = sum(
+        scores[i, tokens[i + 1]] - log_z[i] for i in range(n_prompt - 1, len(tokens) - 1)
+    )
+    assert generation.logprob_tokens == len(tokens) - n_prompt
+    assert generation.logprob_sum == pytest.approx(expected, abs=1e-3)
+
+
+def test_judge_probability_comes_from_the_token_distribution(
+    embedded: EmbeddedBackend, contracts10: dict[str, Task]
+) -> None:
+    task = contracts10["palindrome"]
+    right = embedded.yes_probability(judge_messages(task, task.reference or ""), OPTIONS)
+    again = embedded.yes_probability(judge_messages(task, task.reference or ""), OPTIONS)
+    assert 0.0 < right < 1.0 and right == pytest.approx(again)
+    shots = judge_messages(task, task.reference or "", shots=2)
+    assert [m.role for m in shots] == ["system", "user", "assistant", "user", "assistant", "user"]
+    assert 0.0 < embedded.yes_probability(shots, OPTIONS) < 1.0

@@ -26,7 +26,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str, Task])
     root = tmp_path_factory.mktemp("browser")
     wrong_two_sum = "def two_sum(nums, target):\n    return (0, 0)\n"
     scripts = [
-        {"def is_palindrome(": [fenced(contracts10["palindrome"].reference or "")],
+        {"Answer yes or no": ["0.9", "0.2", "0.6"],
+         "def is_palindrome(": [fenced(contracts10["palindrome"].reference or "")],
          "def two_sum(": [fenced(wrong_two_sum), fenced(contracts10["two_sum"].reference or "")],
          "def merge_intervals(": [fenced("import os\ndef merge_intervals(x):\n    return x")]},
         {"def is_palindrome(": ["I will not."],
@@ -100,4 +101,21 @@ def test_compare_page(page: Page, runs: list[Path], tmp_path: Path) -> None:
     errors = _open(page, out)
     text = page.locator("#summary").inner_text()
     assert "Gained by B: two_sum, merge_intervals" in text and "Lost by B: palindrome" in text
+    assert errors == []
+
+
+def test_selection_and_judge_sections_render(page: Page, runs: list[Path]) -> None:
+    script = runs[0].parent.parent / "script0.json"
+    for args in (["select", "--strategies", "first,random,visible-tests,judge,oracle"],
+                 ["judge-eval", "--shots", "0"]):  # fmt: skip
+        result = subprocess.run(
+            [CODETRIAL, args[0], str(runs[0]), *args[1:], "--judge", f"scripted/{script}"],
+            capture_output=True, text=True, env=CLI_ENV, timeout=300,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr
+    errors = _open(page, runs[0] / "report.html")
+    for selector in ("#selection table", "#selection .chart-selection svg", "#judge-eval table",
+                     "#judge-eval .chart-judge svg"):  # fmt: skip
+        assert page.locator(selector).first.is_visible(), selector
+    assert "visible-tests" in page.locator("#selection table").inner_text()
     assert errors == []

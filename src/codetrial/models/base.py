@@ -7,9 +7,10 @@ a plugin would.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from codetrial.config import Endpoints
 from codetrial.errors import ConfigError
@@ -28,9 +29,57 @@ class Backend(Protocol):
         """One completion. Raises BackendError (one request failed) or BackendUnavailable."""
         ...
 
+    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
+        """P("yes") / (P("yes") + P("no")) for the answer's first token, read from the
+        model's token distribution (not from a sampled word). Raises ConfigError when
+        the backend cannot give token probabilities."""
+        ...
+
     def close(self) -> None:
         """Release connections or loaded weights."""
         ...
+
+
+TOP_LOGPROBS = 20
+
+
+def yes_share(alternatives: Sequence[tuple[str, float]]) -> float:
+    """P(yes) / (P(yes) + P(no)) from a first token's top alternatives (text, logprob);
+    any case, surrounding spaces ignored. 0.5 when neither word is among them."""
+    mass = {"yes": 0.0, "no": 0.0}
+    for token, logprob in alternatives:
+        word = token.strip().lower()
+        if word in mass:
+            mass[word] += math.exp(logprob)
+    total = mass["yes"] + mass["no"]
+    return mass["yes"] / total if total > 0 else 0.5
+
+
+def judged_yes(data: Any, path: Sequence[str | int], missing: str) -> float:
+    """yes_share of the top_logprobs of the answer's first token, found at `path` in a
+    response; ConfigError(`missing`) when the server sent none."""
+    try:
+        entry = data
+        for step in path:
+            entry = entry[step]
+        alternatives = [(str(a["token"]), float(a["logprob"])) for a in entry["top_logprobs"]]
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise ConfigError(missing) from exc
+    if not alternatives:
+        raise ConfigError(missing)
+    return yes_share(alternatives)
+
+
+def logprob_total(entries: object) -> tuple[float | None, int | None]:
+    """(sum, count) of per-token `logprob` fields in a response's logprobs list, or
+    (None, None) when the server sent none."""
+    if not isinstance(entries, list) or not entries:
+        return None, None
+    try:
+        values = [float(entry["logprob"]) for entry in entries]
+    except (KeyError, TypeError, ValueError):
+        return None, None
+    return sum(values), len(values)
 
 
 @dataclass(frozen=True)

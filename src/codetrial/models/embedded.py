@@ -9,6 +9,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError, WeightsError
 from codetrial.models.base import Kind, Readiness, register
@@ -78,27 +80,88 @@ class EmbeddedBackend:
             self._loaded_ctx = options.num_ctx
         return self._llama
 
-    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+    def _chat(
+        self, messages: Sequence[Message], options: GenerationOptions, max_tokens: int
+    ) -> Any:
         llama = self._load(options)
-        started = time.monotonic()
         try:
-            response = llama.create_chat_completion(
+            return llama, llama.create_chat_completion(
                 messages=[{"role": m.role, "content": m.content} for m in messages],
                 temperature=options.temperature,
                 seed=options.seed,
-                max_tokens=options.max_tokens,
+                max_tokens=max_tokens,
             )
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
+
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        started = time.monotonic()
+        llama, response = self._chat(messages, options, options.max_tokens)
         choice = response["choices"][0]
         usage = response.get("usage") or {}
+        logprob_sum, scored = _score_generated(llama, int(usage.get("prompt_tokens") or 0))
         return Generation(
             text=choice["message"].get("content") or "",
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             duration_s=time.monotonic() - started,
             finish_reason=choice.get("finish_reason"),
+            logprob_sum=logprob_sum,
+            logprob_tokens=scored,
         )
+
+    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
+        llama, response = self._chat(messages, options, 1)
+        n_prompt = int((response.get("usage") or {}).get("prompt_tokens") or 0)
+        last = int(llama.input_ids[n_prompt - 1])
+        logprobs = _log_softmax(_logits(llama, [last], n_prompt - 1))[0]
+        yes, no = (
+            float(np.exp(logprobs[_word_tokens(llama, word)]).sum()) for word in ("yes", "no")
+        )
+        return yes / (yes + no) if yes + no > 0 else 0.5
+
+
+def _word_tokens(llama: Any, word: str) -> list[int]:
+    """The single tokens that spell `word` as an answer's start, in its usual cases."""
+    found = set()
+    for text in (word, word.capitalize(), word.upper(), f" {word}", f" {word.capitalize()}"):
+        tokens = llama.tokenize(text.encode(), add_bos=False, special=False)
+        if len(tokens) == 1:
+            found.add(tokens[0])
+    return sorted(found)
+
+
+def _logits(llama: Any, tokens: list[int], n_past: int) -> np.ndarray:
+    """Decode `tokens` at position `n_past` with every position's logits (float64)."""
+    llama._ctx.kv_cache_seq_rm(-1, n_past, -1)
+    llama._batch.set_batch(batch=tokens, n_past=n_past, logits_all=True)
+    llama._ctx.decode(llama._batch)
+    shape = (len(tokens), llama.n_vocab())
+    return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=shape).astype(np.float64)
+
+
+def _log_softmax(rows: np.ndarray) -> np.ndarray:
+    top = rows.max(axis=1, keepdims=True)
+    result: np.ndarray = rows - top - np.log(np.exp(rows - top).sum(axis=1, keepdims=True))
+    return result
+
+
+def _score_generated(llama: Any, n_prompt: int) -> tuple[float | None, int | None]:
+    """The model's log-probability of the tokens it just generated, from one batched
+    pass over them (the prompt stays cached). Asking llama-cpp for per-token logprobs
+    while generating costs about 7x the generation; this costs a prompt-speed pass.
+    Scores every generated token the model evaluated (the last one sampled, usually
+    the end-of-turn token, never is)."""
+    tokens = [int(t) for t in llama.input_ids[max(n_prompt - 1, 0) : llama.n_tokens]]
+    if n_prompt < 1 or len(tokens) < 2:
+        return None, None
+    total = 0.0
+    for start in range(0, len(tokens) - 1, llama.n_batch):
+        chunk = tokens[start : start + llama.n_batch]
+        targets = tokens[start + 1 : start + 1 + len(chunk)]
+        rows = _log_softmax(_logits(llama, chunk, n_prompt - 1 + start)[: len(targets)])
+        total += float(rows[np.arange(len(targets)), targets].sum())
+    return total, len(tokens) - 1
 
 
 def _create(rest: str, endpoints: Endpoints) -> EmbeddedBackend:

@@ -8,7 +8,7 @@ from typing import Any
 
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError
-from codetrial.models.base import Kind, Readiness, register
+from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, logprob_total, register
 from codetrial.models.http import JsonClient
 from codetrial.records import Generation, GenerationOptions, Message
 
@@ -60,12 +60,31 @@ class OllamaBackend:
     def close(self) -> None:
         self._http.close()
 
+    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
+        body: dict[str, Any] = {
+            "model": self._tag,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "stream": False,
+            "think": False,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+            "options": {"temperature": 0.0, "seed": options.seed,
+                        "num_ctx": options.num_ctx, "num_predict": 1},
+        }  # fmt: skip
+        data = self._http.object("POST", "/api/chat", body)
+        return judged_yes(
+            data, ("logprobs", 0),
+            f"Ollama at {self._http.base_url} gave no top_logprobs for the answer's first "
+            "token; a judge needs Ollama 0.12.11 or later",
+        )  # fmt: skip
+
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
         body: dict[str, Any] = {
             "model": self._tag,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "stream": False,
             "think": options.think,
+            "logprobs": True,
             "options": {
                 "temperature": options.temperature,
                 "seed": options.seed,
@@ -78,12 +97,15 @@ class OllamaBackend:
         message = data.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), str):
             raise BackendError(f"{self._http.base_url}/api/chat answered without message.content")
+        total, count = logprob_total(data.get("logprobs"))
         return Generation(
             text=message["content"],
             prompt_tokens=data.get("prompt_eval_count"),
             completion_tokens=data.get("eval_count"),
             duration_s=time.monotonic() - started,
             finish_reason=data.get("done_reason"),
+            logprob_sum=total,
+            logprob_tokens=count,
         )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError
-from codetrial.models.base import Kind, Readiness, register
+from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, logprob_total, register
 from codetrial.models.http import JsonClient
 from codetrial.records import Generation, GenerationOptions, Message
 
@@ -59,6 +59,23 @@ class OpenAIBackend:
     def close(self) -> None:
         self._http.close()
 
+    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
+        body = {
+            "model": self._model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "temperature": 0.0,
+            "seed": options.seed,
+            "max_tokens": 1,
+            "logprobs": True,
+            "top_logprobs": TOP_LOGPROBS,
+        }
+        data = self._http.object("POST", "/chat/completions", body)
+        return judged_yes(
+            data, ("choices", 0, "logprobs", "content", 0),
+            f"{self._http.base_url} gave no top_logprobs for the answer's first token; "
+            "a judge needs a server that returns token log-probabilities",
+        )  # fmt: skip
+
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
         body = {
             "model": self._model,
@@ -66,6 +83,7 @@ class OpenAIBackend:
             "temperature": options.temperature,
             "seed": options.seed,
             "max_tokens": options.max_tokens,
+            "logprobs": True,
         }
         started = time.monotonic()
         data = self._http.object("POST", "/chat/completions", body)
@@ -78,12 +96,18 @@ class OpenAIBackend:
             ) from exc
         self._fingerprint = str(data.get("system_fingerprint") or self._fingerprint)
         usage = data.get("usage") or {}
+        logprobs = choice.get("logprobs")
+        total, count = logprob_total(
+            logprobs.get("content") if isinstance(logprobs, dict) else None
+        )
         return Generation(
             text=text,
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             duration_s=time.monotonic() - started,
             finish_reason=choice.get("finish_reason"),
+            logprob_sum=total,
+            logprob_tokens=count,
         )
 
 

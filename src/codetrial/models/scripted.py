@@ -1,6 +1,7 @@
 """A deterministic backend that replays given responses; the real pipeline runs on it.
 
-A script maps a key to a list of responses. A request gets the next response of the
+A script maps a key to a list of responses (for a judge's prompt, probabilities of
+"yes" written as text, e.g. "0.8"). A request gets the next response of the
 first key found in its last message (the function's name is a good key); the last
 response repeats once a list is used up. `scripted/<file.json>` loads a script from
 a JSON object of that shape. Every request is kept in `requests` for inspection.
@@ -37,15 +38,29 @@ class ScriptedBackend:
     def close(self) -> None:
         """Nothing to release."""
 
-    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+    def _next(self, messages: Sequence[Message]) -> str:
         self.requests.append(list(messages))
         prompt = messages[-1].content
         key = next((k for k in self._script if k in prompt), None)
         if key is None:
             raise BackendError("the scripted backend has no response for this prompt")
         responses = self._script[key]
-        text = responses[min(self._served[key], len(responses) - 1)]
         self._served[key] += 1
+        return responses[min(self._served[key] - 1, len(responses) - 1)]
+
+    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
+        """The scripted response, read as the probability itself (e.g. "0.8")."""
+        text = self._next(messages)
+        try:
+            return min(1.0, max(0.0, float(text)))
+        except ValueError:
+            raise BackendError(
+                f"a scripted judge answers with a probability, not {text!r}"
+            ) from None
+
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        text = self._next(messages)
+        prompt = messages[-1].content
         return Generation(
             text=text,
             prompt_tokens=len(prompt.split()),

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from importlib import resources
 from string import Template
 
 from codetrial.records import Message
 from codetrial.tasks import Task
 
-TEMPLATES = ("system.md", "task.md", "repair.md")
+TEMPLATES = (
+    "system.md", "task.md", "repair.md", "tests.md", "judge_system.md", "judge.md",
+    "judge_shots.json",
+)  # fmt: skip
 
 
 def _template(name: str) -> str:
@@ -35,3 +39,22 @@ def repair_messages(task: Task, system: Message, code: str, feedback: str) -> li
         spec=task.spec, code=code.rstrip(), feedback=feedback.rstrip()
     )
     return [system, Message("user", text)]
+
+
+def test_messages(task: Task, count: int) -> list[Message]:
+    """Ask for `count` assert statements on the task's entry point."""
+    text = Template(_template("tests.md")).substitute(
+        spec=task.spec, count=count, entry_point=task.entry_point
+    )
+    return [Message("user", text)]
+
+
+def judge_messages(task: Task, code: str, shots: int = 0) -> list[Message]:
+    """Ask whether `code` solves the task; `shots` worked examples first, as earlier
+    turns of the conversation."""
+    template = Template(_template("judge.md"))
+    messages = [Message("system", _template("judge_system.md").strip())]
+    for shot in json.loads(_template("judge_shots.json"))[:shots]:
+        question = template.substitute(spec=shot["spec"], code=shot["code"].rstrip())
+        messages += [Message("user", question), Message("assistant", shot["answer"])]
+    return [*messages, Message("user", template.substitute(spec=task.spec, code=code.rstrip()))]

@@ -11,7 +11,13 @@ from typing import Any
 import jinja2
 
 from codetrial.records import Outcome
-from codetrial.report.charts import first_vs_repaired, outcome_breakdown, pass_at_k_bars
+from codetrial.report.charts import (
+    first_vs_repaired,
+    judge_chart,
+    outcome_breakdown,
+    pass_at_k_bars,
+    strategy_bars,
+)
 from codetrial.report.summary import ModelSummary, cell, matrix, pass_at_k_rows, summarize
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
@@ -48,7 +54,11 @@ def _context(store: RunStore) -> dict[str, Any]:
     }
     task_ids = list(manifest.task_sha256)
     pass_at_k = pass_at_k_rows(results, models, task_ids)
+    selection = _read_json(store.run_dir / "selection.json")
+    judge_eval = _read_json(store.run_dir / "judge_eval.json")
     return {
+        "selection": [{**s, "chart": strategy_bars(s["strategies"])} for s in selection],
+        "judge_eval": [{**j, "chart": judge_chart(j)} for j in judge_eval],
         "manifest": manifest,
         "unsafe": manifest.config.unsafe_host_exec,
         "conditions": json.loads(manifest.model_dump_json()),
@@ -66,6 +76,17 @@ def _context(store: RunStore) -> dict[str, Any]:
         "slug": slug,
         "diff": _diff,
     }
+
+
+def _read_json(path: Path) -> list[dict[str, Any]]:
+    """A list written by `codetrial select` or `judge-eval`, or [] when there is none."""
+    if not path.is_file():
+        return []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return []
+    return data if isinstance(data, list) else []
 
 
 def build(store: RunStore) -> Path:

@@ -96,3 +96,56 @@ def pass_at_k_bars(rows: Sequence[PassAtK]) -> str:
     ax.set_ylim(0, 105)
     ax.spines[["top", "right"]].set_visible(False)
     return _svg(fig)
+
+
+def strategy_bars(strategies: Sequence[dict[str, Any]]) -> str:
+    """Selected pass@1 per strategy with its 95% interval; random and first dashed."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(max(4.5, 0.8 * len(strategies) + 2), 3.4))
+    for index, row in enumerate(strategies):
+        estimate = row["estimate"]
+        below = 100 * (estimate["value"] - estimate["low"])
+        above = 100 * (estimate["high"] - estimate["value"])
+        colour = "#bab0ac" if row["name"] in ("random", "first", "oracle") else "#4c78a8"
+        ax.bar(index, 100 * estimate["value"], color=colour, yerr=[[below], [above]], capsize=3)
+        ax.text(index, 100 * estimate["high"] + 1, f"{100 * estimate['value']:.1f}",
+                ha="center", va="bottom", fontsize=7)  # fmt: skip
+        if row["name"] in ("random", "first"):
+            ax.axhline(100 * estimate["value"], color="#888", linestyle="--", linewidth=0.8)
+    ax.set_xticks(range(len(strategies)), [row["name"] for row in strategies], fontsize=8)
+    ax.set_ylabel("selected pass@1 (%)")
+    ax.set_ylim(0, 110)
+    ax.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)
+
+
+def judge_chart(setting: dict[str, Any]) -> str:
+    """Left: reliability (P(yes) against the share actually correct). Right: error
+    rates and abstention by confidence threshold."""
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.5, 3.4))
+    bins = [b for b in setting["calibration"] if b["count"]]
+    left.plot([0, 1], [0, 1], color="#bbb", linestyle="--", linewidth=0.8)
+    left.scatter(
+        [b["mean_confidence"] for b in bins], [b["correct_share"] for b in bins],
+        s=[12 + 4 * b["count"] ** 0.5 for b in bins], color="#4c78a8",
+    )  # fmt: skip
+    left.set_xlabel("judge P(yes)")
+    left.set_ylabel("share correct by the tests")
+    left.set_xlim(0, 1)
+    left.set_ylim(0, 1)
+    rows = setting["thresholds"]
+    thresholds = [r["threshold"] for r in rows]
+    for key, label, colour in (
+        ("false_positive_rate", "false positives", "#e15759"),
+        ("false_negative_rate", "false negatives", "#f28e2b"),
+        ("abstained", "abstained", "#bab0ac"),
+    ):
+        values = [r[key] if r[key] is not None else float("nan") for r in rows]
+        right.plot(thresholds, values, marker="o", label=label, color=colour)
+    right.set_xlabel("confidence threshold")
+    right.set_ylim(0, 1)
+    right.legend(fontsize=7, frameon=False)
+    for axis in (left, right):
+        axis.spines[["top", "right"]].set_visible(False)
+    return _svg(fig)

@@ -1,5 +1,6 @@
 """Sandboxes run untrusted code; callers see only Sandbox and Session."""
 
+from codetrial.sandbox import codec
 from codetrial.sandbox.base import Sandbox, open_sandbox
 from codetrial.sandbox.server import CandidateError, ChildExit, LimitHit, Session, Stop
 
@@ -10,5 +11,6 @@ __all__ = [
     "Sandbox",
     "Session",
     "Stop",
+    "codec",
     "open_sandbox",
 ]

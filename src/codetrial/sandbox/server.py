@@ -34,6 +34,7 @@ from codetrial.sandbox.launch import Launch
 
 START_TIMEOUT_S = 20.0
 EXIT_TIMEOUT_S = 5.0
+RUN_WALL_MARGIN_S = 1.0
 MESSAGE_CAP = 64 * 1024 * 1024
 
 
@@ -243,6 +244,7 @@ class Session:
         self.exit: ChildExit | None = None
         self.functions: tuple[str, ...] = ()
         self.load_error: str | None = None
+        self.child_cpu_s = 0.0
         worker.ensure()
         self.deadline = time.monotonic() + limits.timeout_s
         self._oom_before = worker.cgroup.oom_kills() if worker.cgroup else 0
@@ -317,18 +319,21 @@ class Session:
             how = f"signal {self.exit.signal}" if self.exit.signal else f"code {self.exit.code}"
             self.stop, self.stop_detail = Stop.CRASH, f"the candidate's process ended ({how})"
 
-    def call(self, name: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    def call(
+        self, name: str, args: list[Any], kwargs: dict[str, Any], cpu_s: float | None = None
+    ) -> Any:
         """Call the candidate's function; mutations of the arguments are mirrored back
-        into the caller's objects, and a raised built-in exception is raised here."""
+        into the caller's objects, and a raised built-in exception is raised here.
+        With `cpu_s`, the call raises in the child after that much CPU time."""
         __tracebackhide__ = True  # test reports show the candidate's frames, not these
         try:
             encoded = [codec.encode(a) for a in args], codec.encode(kwargs)
         except codec.NotPlainData as exc:
             raise TypeError(f"only plain data can be passed to a candidate: {exc}") from exc
         request = {"op": "call", "name": name, "args": encoded[0], "kwargs": encoded[1]}
-        reply = self._receive() if self.stop is None and self._send(request) else None
-        if reply is None:
-            raise LimitHit(self.stop or Stop.CRASH, self.stop_detail)
+        if cpu_s is not None:
+            request["cpu_s"] = cpu_s
+        reply = self._exchange(request, cpu_s)
         if "oversize" in reply:
             self._halt(Stop.OUTPUT_LIMIT, f"a reply over the size cap ({reply['oversize']})")
             raise LimitHit(Stop.OUTPUT_LIMIT, self.stop_detail)
@@ -352,6 +357,30 @@ class Session:
             self._halt(Stop.CRASH, "the candidate broke the protocol (no result)")
             raise LimitHit(Stop.CRASH, self.stop_detail)
         return value
+
+    def run(self, source: str, cpu_s: float) -> bool:
+        """Run untrusted test code (say, a test a model wrote) in the candidate's own
+        process and namespace, within `cpu_s` CPU seconds there and a wall backstop
+        here: whether it completed without raising. A stopped child raises LimitHit.
+        `child_cpu_s` then holds the CPU time the child reports having used so far."""
+        reply = self._exchange({"op": "run", "source": source, "cpu_s": cpu_s}, cpu_s)
+        with contextlib.suppress(TypeError, ValueError):
+            self.child_cpu_s = float(reply.get("cpu_s", 0.0))
+        return reply.get("ran") is True
+
+    def _exchange(self, request: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
+        """Send a request and wait for its reply; with `cpu_s`, the wall deadline is
+        that plus a margin (never beyond the session's). A stopped child raises LimitHit."""
+        session_deadline = self.deadline
+        if cpu_s is not None:
+            self.deadline = min(self.deadline, time.monotonic() + cpu_s + RUN_WALL_MARGIN_S)
+        try:
+            reply = self._receive() if self.stop is None and self._send(request) else None
+        finally:
+            self.deadline = session_deadline
+        if reply is None:
+            raise LimitHit(self.stop or Stop.CRASH, self.stop_detail)
+        return reply
 
     def end(self) -> None:
         """Close the child's input, so it exits; the worker collects its exit before

@@ -7,14 +7,18 @@ process ever sees (passed to the server with SCM_RIGHTS). Messages are JSON line
 
     host -> server    (the two pipe ends) {"op": "spawn", "code", "limits"}
     child -> host     {"loaded": [names]} | {"load_error": {"type", "message"}}
-    host -> child     {"op": "call", "name", "args", "kwargs"}
+    host -> child     {"op": "call", "name", "args", "kwargs", "cpu_s"?}
     child -> host     {"ok": value, "args": [...]} | {"raised": {...}, "args": [...]}
                       | {"unplain": type name, "args": [...]} | {"oversize": why}
+    host -> child     {"op": "run", "source", "cpu_s"}  (untrusted test code, say
+                      tests a model wrote, run in the candidate's namespace)
+    child -> host     {"ran": true, "cpu_s"} | {"raised": {...}, "cpu_s"}  (its CPU so far)
     host closes the child's input: the child exits
     server -> host    {"exited": {"code", "signal", "cpu_s"}}
 
-The child never learns anything of the tests: it sees arguments and returns values.
-Nothing it prints, writes or exits with is read as evidence of a pass, and it can
+The child never learns anything of the task's tests: it sees arguments and returns
+values. Only code that is as untrusted as the candidate runs beside it. Nothing it
+prints, writes or exits with is read as evidence of a pass, and it can
 never write on the server's channel.
 """
 
@@ -30,6 +34,7 @@ import shutil
 import signal
 import socket
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -120,7 +125,8 @@ def _call(function: Any, message: dict[str, Any]) -> dict[str, Any]:
     args = codec.decode(message["args"])
     kwargs = codec.decode(message["kwargs"])
     try:
-        result = function(*args, **kwargs)
+        with _cpu_limited(message.get("cpu_s")):
+            result = function(*args, **kwargs)
     except BaseException as exc:
         return {"raised": _describe(exc), "args": _encode_args(args)}
     reply: dict[str, Any] = {"args": _encode_args(args)}
@@ -129,6 +135,38 @@ def _call(function: Any, message: dict[str, Any]) -> dict[str, Any]:
     except (codec.NotPlainData, RecursionError):
         reply["unplain"] = type(result).__name__
     return reply
+
+
+class _OverTime(Exception):
+    pass
+
+
+def _over_time(signum: int, frame: Any) -> None:
+    raise _OverTime("over the CPU time for one test")
+
+
+@contextlib.contextmanager
+def _cpu_limited(cpu_s: float | None) -> Any:
+    """Raise _OverTime in the code inside after `cpu_s` CPU seconds, when given."""
+    if cpu_s is None:
+        yield
+        return
+    signal.signal(signal.SIGPROF, _over_time)
+    signal.setitimer(signal.ITIMER_PROF, float(cpu_s))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+
+
+def _run(namespace: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
+    """Run a piece of untrusted test code within its CPU seconds."""
+    try:
+        with _cpu_limited(message["cpu_s"]):
+            exec(compile(message["source"], "generated_test.py", "exec"), namespace)
+    except BaseException as exc:
+        return {"raised": _describe(exc), "cpu_s": time.process_time()}
+    return {"ran": True, "cpu_s": time.process_time()}
 
 
 def _encode_args(args: list[Any]) -> list[Any] | None:
@@ -176,10 +214,11 @@ def _child(message: dict[str, Any], rules: Any, pipes: tuple[int, int]) -> None:
     requests = _Lines(PROTOCOL_IN)
     while True:
         request = requests.next()
-        if request is None or request.get("op") != "call":
+        if request is None or request.get("op") not in ("call", "run"):
             os._exit(0)
-        function = functions.get(request["name"])
-        if function is None:
+        if request["op"] == "run":
+            reply = _run(namespace, request)
+        elif (function := functions.get(request["name"])) is None:
             reply = {"raised": {"type": "NameError", "message": request["name"]}, "args": None}
         else:
             reply = _call(function, request)

@@ -3,26 +3,38 @@
 A strategy scores every candidate of a task; the pick is the best-scored one, and
 ties are taken in expectation (the chance that a uniform pick among the tied
 candidates is correct). Hidden verdicts are used only to score the pick, never to
-make it.
+make it: a strategy sees the code, its likelihood, its visible-test results, the
+generated tests it passes, its outputs on generated inputs and what a judge said.
 """
 
 from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from codetrial.errors import ConfigError
+from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
+
+JUDGE_THRESHOLD = 0.5
 
 
 @dataclass(frozen=True)
 class PoolCandidate:
-    """One candidate: whether the hidden tests pass it (for scoring the pick only)
-    and which generated tests it passes."""
+    """One candidate and what the strategies may know about it. `correct` (the hidden
+    verdict) only scores the pick; `judge_yes` is a judge's probability that the code
+    is correct; `ranker_score` is a learned ranker's, from a model that never saw
+    this task."""
 
     correct: bool
+    code: str | None = None
     passed_tests: frozenset[str] = frozenset()
+    mean_logprob: float | None = None
+    visible_passed: int = 0
+    outputs: tuple[str, ...] | None = None
+    judge_yes: float | None = None
+    ranker_score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -44,21 +56,35 @@ def strategy(name: str) -> Callable[[Strategy], Strategy]:
     return register
 
 
-@strategy("first")
-def first_sample(pool: TaskPool) -> list[float]:
-    return [1.0] + [0.0] * (len(pool.candidates) - 1)
+def _ties(pool: TaskPool) -> list[float]:
+    return [0.0] * len(pool.candidates)
+
+
+def _missing_last(scores: Iterable[float | None]) -> list[float]:
+    return [score if score is not None else -math.inf for score in scores]
 
 
 @strategy("random")
 def uniform(pool: TaskPool) -> list[float]:
     """Every candidate ties: the expected value of a random pick, not one draw."""
-    return [0.0] * len(pool.candidates)
+    return _ties(pool)
 
 
-@strategy("oracle")
-def oracle(pool: TaskPool) -> list[float]:
-    """The ceiling: picks a correct candidate whenever there is one (pass@N)."""
-    return [float(c.correct) for c in pool.candidates]
+@strategy("first")
+def first_sample(pool: TaskPool) -> list[float]:
+    return [1.0] + [0.0] * (len(pool.candidates) - 1)
+
+
+@strategy("likelihood")
+def likelihood(pool: TaskPool) -> list[float]:
+    """Mean token log-probability (length-normalised); candidates without one rank last."""
+    return _missing_last(c.mean_logprob for c in pool.candidates)
+
+
+@strategy("visible-tests")
+def visible_tests(pool: TaskPool) -> list[float]:
+    """Most visible tests passed; a task without visible tests ties every candidate."""
+    return [float(c.visible_passed) for c in pool.candidates]
 
 
 @strategy("codet")
@@ -68,12 +94,45 @@ def codet(pool: TaskPool) -> list[float]:
     When no candidate passes any test, every candidate ties (a random pick)."""
     groups = Counter(c.passed_tests for c in pool.candidates)
     if not any(tests for tests in groups):
-        return [0.0] * len(pool.candidates)
+        return _ties(pool)
     score = {
         tests: sum(pool.test_weights.get(t, 1) for t in tests) * math.sqrt(size)
         for tests, size in groups.items()
     }
     return [score[c.passed_tests] for c in pool.candidates]
+
+
+@strategy("consensus")
+def consensus(pool: TaskPool) -> list[float]:
+    """Candidates that give the same outputs on the generated inputs form a cluster
+    (MBR-exec / AlphaCode style); a candidate scores its cluster's size. Candidates
+    that ran on no input rank last; without inputs every candidate ties."""
+    clusters = Counter(c.outputs for c in pool.candidates if c.outputs)
+    if not clusters:
+        return _ties(pool)
+    return [float(clusters[c.outputs]) if c.outputs else -1.0 for c in pool.candidates]
+
+
+@strategy("judge")
+def judge(pool: TaskPool) -> list[float]:
+    """The judge's probability of "yes"; when no candidate reaches the threshold the
+    judge abstains and every candidate ties."""
+    confidence = [c.judge_yes if c.judge_yes is not None else 0.0 for c in pool.candidates]
+    if max(confidence, default=0.0) < JUDGE_THRESHOLD:
+        return _ties(pool)
+    return confidence
+
+
+@strategy("ranker")
+def ranker(pool: TaskPool) -> list[float]:
+    """A learned ranker's probability that the candidate is correct."""
+    return _missing_last(c.ranker_score for c in pool.candidates)
+
+
+@strategy("oracle")
+def oracle(pool: TaskPool) -> list[float]:
+    """The ceiling: picks a correct candidate whenever there is one (pass@N)."""
+    return [float(c.correct) for c in pool.candidates]
 
 
 def expected_pick(pool: TaskPool, scores: Sequence[float]) -> float:
@@ -83,10 +142,71 @@ def expected_pick(pool: TaskPool, scores: Sequence[float]) -> float:
     return sum(c.correct for c in tied) / len(tied)
 
 
-def select_pass_at_1(pools: Sequence[TaskPool], name: str) -> list[float]:
-    """Per task, the expected correctness of the strategy's pick."""
+def ranking(pool: TaskPool, name: str) -> list[tuple[int, float]]:
+    """(candidate index, score), best first; ties keep the candidates' order."""
+    scores = _strategy(name)(pool)
+    return sorted(enumerate(scores), key=lambda item: -item[1])
+
+
+def _strategy(name: str) -> Strategy:
     try:
-        score = STRATEGIES[name]
+        return STRATEGIES[name]
     except KeyError:
         raise ConfigError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}") from None
+
+
+def select_pass_at_1(pools: Sequence[TaskPool], name: str) -> list[float]:
+    """Per task, the expected correctness of the strategy's pick."""
+    score = _strategy(name)
     return [expected_pick(pool, score(pool)) if pool.candidates else 0.0 for pool in pools]
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """One strategy on one pool of tasks, against random, first and the oracle."""
+
+    name: str
+    per_task: list[float]
+    estimate: Estimate
+    gain_over_random: float
+    gain_over_first: float
+    gap_closed: float | None
+    p_vs_random: float
+    p_vs_first: float
+
+
+def paired_p(a: Sequence[float], b: Sequence[float]) -> float:
+    """McNemar's exact test on two strategies over the same tasks. A pick made among
+    ties is right with a probability, so the discordant counts are expected ones
+    (task by task, P(a right, b wrong) and P(b right, a wrong)), rounded."""
+    only_a = sum(x * (1 - y) for x, y in zip(a, b, strict=True))
+    only_b = sum(y * (1 - x) for x, y in zip(a, b, strict=True))
+    return mcnemar_exact(round(only_a), round(only_b))
+
+
+def compare_strategies(pools: Sequence[TaskPool], names: Sequence[str]) -> list[StrategyResult]:
+    """Every named strategy side by side on the same pools, with its 95% bootstrap
+    interval over tasks, gains over random and first, the fraction of the
+    random-to-oracle gap it closes and paired tests against random and first."""
+    if not pools:
+        raise ConfigError("there are no tasks to select on")
+    reference = {n: select_pass_at_1(pools, n) for n in ("random", "first", "oracle")}
+    mean = {n: sum(v) / len(v) for n, v in reference.items()}
+    gap = mean["oracle"] - mean["random"]
+    results = []
+    for name in names:
+        values = reference.get(name) or select_pass_at_1(pools, name)
+        value = sum(values) / len(values)
+        results.append(
+            StrategyResult(
+                name=name,
+                per_task=values,
+                estimate=bootstrap(values),
+                gain_over_random=value - mean["random"],
+                gain_over_first=value - mean["first"],
+                gap_closed=(value - mean["random"]) / gap if gap > 0 else None,
+                p_vs_random=paired_p(values, reference["random"]),
+                p_vs_first=paired_p(values, reference["first"]),
+            )
+        )
+    return results

@@ -1,17 +1,25 @@
 """Tests a model wrote for a task, cut out of its continuations the way CodeT does:
 split on `assert `, keep pieces that call the entry point, cut at the stop markers,
-keep what compiles inside a `try:` block, and use the first few of each."""
+keep what compiles inside a `try:` block, and use the first few of each. They come
+from a file (CodeT's format) or from a model asked for them; either way they are as
+untrusted as the candidates and run only in the sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from codetrial.errors import TaskFormatError
+from codetrial.extract import extract
+from codetrial.models import Backend
+from codetrial.prompts import test_messages
+from codetrial.records import GenerationOptions
 from codetrial.tasks import Task
 from codetrial.tasks.jsonl import read_jsonl
 
 STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
 PER_CONTINUATION = 5
+ASKED_TESTS = 10
 
 
 def _cut(text: str) -> str:
@@ -29,14 +37,14 @@ def _compiles(test: str) -> bool:
     return True
 
 
-def extract_tests(continuation: str, entry_point: str) -> list[str]:
+def extract_tests(continuation: str, entry_point: str, limit: int = PER_CONTINUATION) -> list[str]:
     pieces = [
         f"assert {part}".strip()
         for part in f"assert {continuation}".split("assert ")
         if entry_point in part and part.strip()
     ]
     tests = [_cut(piece) for piece in pieces]
-    return [t for t in tests if t and "assert" in t and _compiles(t)][:PER_CONTINUATION]
+    return [t for t in tests if t and "assert" in t and _compiles(t)][:limit]
 
 
 def load_generated_tests(
@@ -53,4 +61,20 @@ def load_generated_tests(
         found = tests.setdefault(task.id, [])
         for continuation in record["samples"]:
             found.extend(extract_tests(str(continuation), task.entry_point))
+    return tests
+
+
+def write_tests(
+    backend: Backend, task: Task, options: GenerationOptions, responses: int = 1
+) -> list[str]:
+    """Ask the model for tests `responses` times (seed + i); every extracted test,
+    duplicates kept."""
+    tests: list[str] = []
+    for index in range(responses):
+        generation = backend.generate(
+            test_messages(task, ASKED_TESTS),
+            dataclasses.replace(options, seed=options.seed + index),
+        )
+        text = extract(generation.text, task.entry_point).code or generation.text
+        tests.extend(extract_tests(text, task.entry_point, ASKED_TESTS))
     return tests

@@ -12,7 +12,7 @@ Plain test files (module-level test functions that take nothing and have no
 decorators) run directly, with pytest's assertion rewriting: a full pytest session
 costs about 20 ms to set up, several times the candidate's own run. Anything that
 needs pytest to arrange it (fixtures, parametrize, classes, setup functions) runs
-under pytest.main. Both stop at the first failing test and record the same results.
+under pytest.main. Both run every test and record the same results.
 """
 
 from __future__ import annotations
@@ -48,7 +48,6 @@ _UNUSED_PLUGINS = (
 _ARGS = (
     "-q",
     "--disable-warnings",
-    "--maxfail=1",
     "--capture=sys",
     "--import-mode=importlib",
     *(arg for plugin in _UNUSED_PLUGINS for arg in ("-p", f"no:{plugin}")),
@@ -169,8 +168,8 @@ def run_plain_tests(
     tests: tuple[TestFile, ...], visibility: Visibility, session: Session
 ) -> tuple[Recorder, str]:
     """Import each file against the candidate's proxies, then call its test functions
-    in order until one fails. A file that fails to import stops the run before any
-    test, as a collection error."""
+    in order. A file that fails to import stops the run before any test, as a
+    collection error."""
     recorder = Recorder(visibility)
     output = io.StringIO()
     functions: list[Callable[[], object]] = []
@@ -211,10 +210,9 @@ def run_plain_tests(
                         duration_s=time.perf_counter() - started,
                     )
                 )  # fmt: skip
-                output.write(
-                    f"FAILED {function.__code__.co_filename}::{function.__name__}\n{_failure_text(exc)}"
-                )
-                return recorder, output.getvalue()
+                where = f"{function.__code__.co_filename}::{function.__name__}"
+                output.write(f"FAILED {where}\n{_failure_text(exc)}")
+                continue
             recorder.results.append(
                 TestResult(
                     name=function.__name__, visibility=visibility, outcome="passed",
@@ -222,7 +220,8 @@ def run_plain_tests(
                 )
             )  # fmt: skip
     recorder.finished = True
-    output.write(f"{len(functions)} passed\n")
+    passed = sum(result.outcome == "passed" for result in recorder.results)
+    output.write(f"{passed} passed, {len(functions) - passed} failed\n")
     return recorder, output.getvalue()
 
 
@@ -318,35 +317,6 @@ def run_check(task: Task, visibility: Visibility, session: Session) -> tuple[Rec
     )
     recorder.finished = True
     return recorder, output
-
-
-def run_assertions(
-    task: Task, session: Session, assertions: list[str], per_test_s: float | None = None
-) -> tuple[list[bool], bool]:
-    """Run assertion statements (say, tests a model wrote) against the candidate, each
-    on its own and, given `per_test_s`, within that many wall seconds: (which passed,
-    whether the candidate's process was stopped midway, in which case the results
-    cover the assertions up to and including the one that stopped it)."""
-    namespace: dict[str, object] = {"__name__": "__generated__"}
-    passed: list[bool] = []
-    if task.entry_point not in session.functions:
-        return [False] * len(assertions), False
-    if task.context:
-        exec(_compiled(task.context, "context.py"), namespace)
-    namespace[task.entry_point] = _proxy(session, task.entry_point)
-    session_deadline = session.deadline
-    for assertion in assertions:
-        if per_test_s is not None:
-            session.deadline = min(session_deadline, time.monotonic() + per_test_s)
-        try:
-            exec(_compiled(assertion, "generated_test.py"), namespace)
-            passed.append(True)
-        except LimitHit:
-            passed.append(False)
-            return passed, True
-        except Exception:
-            passed.append(False)
-    return passed, False
 
 
 HARNESSES = {"pytest": run_pytest, "check": run_check}

@@ -6,16 +6,34 @@ for candidate code while the caller keeps generating.
 
 from __future__ import annotations
 
+import copy
+import json
 import queue
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, TypeVar
 
 from codetrial.config import Limits
 from codetrial.gate import Profile
 from codetrial.records import Candidate, Verdict
-from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.sandbox import LimitHit, Sandbox, Session, codec, open_sandbox
 from codetrial.tasks import Task
 from codetrial.verdict import judge
-from codetrial.verdict.harness import run_assertions
+
+TESTS_SLACK_S = 0.1
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _output(session: Session, function: str, args: list[Any], cpu_s: float) -> str:
+    try:
+        value = session.call(function, copy.deepcopy(args), {}, cpu_s)
+    except Exception as exc:
+        return f"raised {type(exc).__name__}"
+    try:
+        return json.dumps(codec.encode(value), sort_keys=True)
+    except (codec.NotPlainData, RecursionError, TypeError, ValueError):
+        return f"returned {type(value).__name__}"
 
 
 class JudgePool:
@@ -51,30 +69,63 @@ class JudgePool:
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
         return self._executor.submit(self._judge, candidate, task, profile)
 
-    def _assertions(
-        self, code: str, task: Task, assertions: list[str], per_test_s: float | None
-    ) -> list[bool]:
+    def _each(
+        self, code: str, task: Task, items: Sequence[T], one: Callable[[Session, T], R], stopped: R
+    ) -> list[R]:
+        """`one(session, item)` for each item, in the candidate's process; after a
+        LimitHit the item gets `stopped` and a fresh process takes the rest."""
         sandbox = self._free.get()
-        passed: list[bool] = []
+        results: list[R] = []
         try:
-            while len(passed) < len(assertions):
+            while len(results) < len(items):
                 with sandbox.session(task.program(code), self.limits) as session:
-                    rest = assertions[len(passed) :]
-                    more, stopped = run_assertions(task, session, rest, per_test_s)
-                passed.extend(more)
-                if not stopped:
-                    break
+                    if session.load_error is not None:
+                        return results + [stopped] * (len(items) - len(results))
+                    for item in items[len(results) :]:
+                        try:
+                            results.append(one(session, item))
+                        except LimitHit:
+                            results.append(stopped)
+                            break
         finally:
             self._free.put(sandbox)
-        return passed
+        return results
 
-    def submit_assertions(
-        self, code: str, task: Task, assertions: list[str], per_test_s: float | None = None
+    def _run_tests(self, code: str, task: Task, tests: list[str], cpu_s: float) -> list[bool]:
+        spent: dict[int, float] = {}
+
+        def one(session: Session, test: str) -> bool | None:
+            try:
+                return session.run(test, cpu_s)
+            finally:
+                spent[id(session)] = session.child_cpu_s
+
+        results = self._each(code, task, tests, one, None)
+        if None in results or sum(spent.values()) > cpu_s * len(tests) + TESTS_SLACK_S:
+            return [False] * len(tests)
+        return [bool(passed) for passed in results]
+
+    def submit_tests(
+        self, code: str, task: Task, tests: list[str], cpu_s: float = 1.0
     ) -> Future[list[bool]]:
-        """Which of `assertions` the candidate passes, each within `per_test_s` wall
-        seconds when given. A fresh process takes over after one stops the candidate,
-        so a loop on one test does not fail the rest."""
-        return self._executor.submit(self._assertions, code, task, assertions, per_test_s)
+        """Which of `tests` (untrusted code, say tests a model wrote) the candidate
+        passes. They run in the candidate's own sandboxed process, one after another,
+        each within `cpu_s` CPU seconds. As in CodeT, the whole run has a budget of
+        `cpu_s` per test plus TESTS_SLACK_S: a candidate that spends more, or that a
+        test stops (a limit, an exit), passes none."""
+        return self._executor.submit(self._run_tests, code, task, tests, cpu_s)
+
+    def submit_outputs(
+        self, code: str, task: Task, inputs: list[list[Any]], cpu_s: float = 1.0
+    ) -> Future[list[str]]:
+        """The candidate's entry point on each argument list, each call within `cpu_s`
+        CPU seconds, as comparable text: the returned plain data as canonical JSON,
+        "raised <type>", or "stopped"."""
+
+        def one(session: Session, args: list[Any]) -> str:
+            return _output(session, task.entry_point, args, cpu_s)
+
+        return self._executor.submit(self._each, code, task, inputs, one, "stopped")
 
     def close(self) -> None:
         if hasattr(self, "_executor"):

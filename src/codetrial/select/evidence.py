@@ -1,0 +1,168 @@
+"""What the strategies know about each candidate, gathered from a run and cached in
+its `selection/` folder: generated tests each candidate passes, its outputs on the
+inputs those tests use, and a judge's confidence. Hidden verdicts only label.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from codetrial.records import AttemptRecord, Outcome, Visibility
+from codetrial.store.artifacts import write_atomic
+from codetrial.tasks import Task
+from codetrial.verdict.pool import JudgePool
+
+MAX_INPUTS = 20
+CPU_PER_TEST_S = 0.1
+_UNEXECUTED = (Outcome.NO_CODE, Outcome.SYNTAX_ERROR, Outcome.REJECTED)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One candidate of a run, as selection sees it: its first attempt."""
+
+    task: Task
+    record: AttemptRecord
+
+    @property
+    def runnable(self) -> bool:
+        return self.record.code is not None and self.record.outcome not in _UNEXECUTED
+
+    @property
+    def visible_passed(self) -> int:
+        return sum(
+            t.outcome == "passed" for t in self.record.tests if t.visibility is Visibility.VISIBLE
+        )
+
+    @property
+    def visible_total(self) -> int:
+        return sum(t.visibility is Visibility.VISIBLE for t in self.record.tests)
+
+    @property
+    def visible_outcome(self) -> str:
+        """The outcome of the visible tests alone ("none" without visible tests).
+        Hidden tests run only after the visible ones pass, so a candidate that failed a
+        visible test has the outcome of its visible run."""
+        if self.record.outcome in _UNEXECUTED:
+            return self.record.outcome.value
+        visible = [t for t in self.record.tests if t.visibility is Visibility.VISIBLE]
+        if not visible:
+            return "none"
+        if all(t.outcome == "passed" for t in visible):
+            return "passed"
+        return self.record.outcome.value
+
+    @property
+    def visible_error(self) -> str | None:
+        """The exception type of the first visible test that did not pass."""
+        for test in self.record.tests:
+            if test.visibility is Visibility.VISIBLE and test.outcome != "passed":
+                return test.exception_type
+        return None
+
+
+def generated_inputs(tests: Sequence[str], entry_point: str) -> list[list[Any]]:
+    """Argument lists of the calls to the entry point in generated tests, where every
+    argument is a literal (read with ast.literal_eval, nothing executed); distinct,
+    in order of first appearance, at most MAX_INPUTS."""
+    found: list[list[Any]] = []
+    seen: set[str] = set()
+    for test in tests:
+        try:
+            tree = ast.parse(test)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == entry_point
+                and not node.keywords
+            ):
+                continue
+            try:
+                args = [ast.literal_eval(arg) for arg in node.args]
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue
+            key = repr(args)
+            if key not in seen:
+                seen.add(key)
+                found.append(args)
+    return found[:MAX_INPUTS]
+
+
+@dataclass(frozen=True)
+class Execution:
+    """A candidate against its task's generated tests and inputs."""
+
+    passed_tests: tuple[str, ...]
+    outputs: tuple[str, ...] | None
+
+
+def execute(
+    entries: Sequence[Entry],
+    tests: dict[str, list[str]],
+    pool: JudgePool,
+    cache: Path,
+    outputs: bool = True,
+    progress: Callable[[int], None] = lambda done: None,
+) -> dict[tuple[str, str], Execution]:
+    """(task id, code) -> its execution, for every runnable candidate; identical code
+    runs once. Outputs on the tests' inputs are gathered only when asked for. Results
+    are kept in `cache` (a JSON file) and reused."""
+    known = _read_cache(cache)
+    futures: dict[
+        tuple[str, str], tuple[list[str], Future[list[bool]], Future[list[str]] | None]
+    ] = {}
+    for entry in entries:
+        code = entry.record.code
+        key = (entry.task.id, code or "")
+        found = known.get(_cache_key(key))
+        reusable = found is not None and (not outputs or found["outputs"] is not None)
+        if code is None or not entry.runnable or key in futures or reusable:
+            continue
+        task_tests = sorted(set(tests.get(entry.task.id, [])))
+        inputs = generated_inputs(task_tests, entry.task.entry_point)
+        futures[key] = (
+            task_tests,
+            pool.submit_tests(code, entry.task, task_tests, CPU_PER_TEST_S),
+            pool.submit_outputs(code, entry.task, inputs, CPU_PER_TEST_S) if outputs else None,
+        )
+    for done, (key, (task_tests, passed, outputs_run)) in enumerate(futures.items(), 1):
+        flags = passed.result()
+        known[_cache_key(key)] = {
+            "passed_tests": [t for t, ok in zip(task_tests, flags, strict=False) if ok],
+            "outputs": outputs_run.result() if outputs_run else None,
+        }
+        progress(done)
+    if futures:
+        write_atomic(cache, json.dumps(known))
+    executions = {}
+    for entry in entries:
+        key = (entry.task.id, entry.record.code or "")
+        found = known.get(_cache_key(key))
+        if found is not None:
+            executions[key] = Execution(
+                tuple(found["passed_tests"]), tuple(found["outputs"] or ()) or None
+            )
+    return executions
+
+
+def _cache_key(key: tuple[str, str]) -> str:
+    return json.dumps(key)
+
+
+def _read_cache(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}

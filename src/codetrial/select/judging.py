@@ -1,0 +1,121 @@
+"""A small model as judge: its probability that a candidate is correct, and how far
+that can be trusted, measured against the test verdicts.
+
+The judge abstains when its confidence, max(p, 1 - p), is below a threshold;
+otherwise it says "correct" when p >= 0.5. At each threshold the figures cover the
+candidates it did not abstain on.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from codetrial.models import Backend
+from codetrial.prompts import judge_messages
+from codetrial.records import GenerationOptions
+from codetrial.select.evidence import Entry
+from codetrial.store.artifacts import write_atomic
+
+THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+CALIBRATION_BINS = 10
+
+
+def judge_entries(
+    backend: Backend,
+    entries: Sequence[Entry],
+    options: GenerationOptions,
+    shots: int,
+    cache: Path,
+    progress: Callable[[int], None] = lambda done: None,
+) -> dict[tuple[str, str], float]:
+    """(task id, code) -> P(yes) for every candidate with code; identical code is
+    judged once. Kept in `cache` (JSON) and reused."""
+    known: dict[str, float] = json.loads(cache.read_text()) if cache.is_file() else {}
+    asked = 0
+    for done, entry in enumerate(entries, 1):
+        code = entry.record.code
+        key = json.dumps([entry.task.id, code])
+        if code is not None and key not in known:
+            known[key] = backend.yes_probability(judge_messages(entry.task, code, shots), options)
+            asked += 1
+            if asked % 50 == 0:
+                write_atomic(cache, json.dumps(known))
+        progress(done)
+    write_atomic(cache, json.dumps(known))
+    return {_key(k): v for k, v in known.items()}
+
+
+def _key(text: str) -> tuple[str, str]:
+    task_id, code = json.loads(text)
+    return str(task_id), str(code)
+
+
+@dataclass(frozen=True)
+class Quality:
+    """The judge against the tests at one confidence threshold."""
+
+    threshold: float
+    judged: int
+    abstained: float
+    kappa: float | None
+    false_positive_rate: float | None
+    false_negative_rate: float | None
+    precision_correct: float | None
+    precision_wrong: float | None
+
+
+def _ratio(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def quality(pairs: Sequence[tuple[float, bool]], threshold: float) -> Quality:
+    """`pairs`: (P(yes), the tests' verdict) per candidate."""
+    decided = [(p >= 0.5, truth) for p, truth in pairs if max(p, 1 - p) >= threshold]
+    n = len(decided)
+    tp = sum(said and truth for said, truth in decided)
+    fp = sum(said and not truth for said, truth in decided)
+    fn = sum(not said and truth for said, truth in decided)
+    tn = n - tp - fp - fn
+    kappa = None
+    if n:
+        observed = (tp + tn) / n
+        expected = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+        kappa = (observed - expected) / (1 - expected) if expected < 1 else None
+    return Quality(
+        threshold=threshold,
+        judged=n,
+        abstained=1 - n / len(pairs) if pairs else 0.0,
+        kappa=kappa,
+        false_positive_rate=_ratio(fp, fp + tn),
+        false_negative_rate=_ratio(fn, fn + tp),
+        precision_correct=_ratio(tp, tp + fp),
+        precision_wrong=_ratio(tn, tn + fn),
+    )
+
+
+@dataclass(frozen=True)
+class CalibrationBin:
+    low: float
+    high: float
+    count: int
+    mean_confidence: float | None
+    correct_share: float | None
+
+
+def calibration(pairs: Sequence[tuple[float, bool]]) -> list[CalibrationBin]:
+    """Reliability: candidates binned by P(yes), each bin's share actually correct."""
+    bins = []
+    for index in range(CALIBRATION_BINS):
+        low, high = index / CALIBRATION_BINS, (index + 1) / CALIBRATION_BINS
+        inside = [(p, t) for p, t in pairs if low <= p < high or (high == 1.0 and p == 1.0)]
+        bins.append(
+            CalibrationBin(
+                low, high, len(inside),
+                sum(p for p, _ in inside) / len(inside) if inside else None,
+                sum(t for _, t in inside) / len(inside) if inside else None,
+            )
+        )  # fmt: skip
+    return bins

@@ -1,0 +1,67 @@
+"""Pools out of a run: each task's first attempts, in sample order, with the evidence
+the strategies read."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+
+from codetrial.errors import ConfigError
+from codetrial.select import PoolCandidate, TaskPool
+from codetrial.select.evidence import Entry, Execution
+from codetrial.select.learned import Signals
+from codetrial.store import RunStore, task_digest
+from codetrial.tasks import Task, load_suite
+
+
+def run_tasks(store: RunStore) -> list[Task]:
+    """The run's tasks, refusing any whose spec or tests changed since the run."""
+    config = store.manifest.config
+    tasks = load_suite(config.suite, list(store.manifest.task_sha256), config.data)
+    changed = [t.id for t in tasks if task_digest(t) != store.manifest.task_sha256.get(t.id)]
+    if changed:
+        raise ConfigError(
+            f"tasks changed since {store.run_dir} ran: {', '.join(changed)}; "
+            "selection must score the pool against the tests it was judged by"
+        )
+    return tasks
+
+
+def entries(store: RunStore, tasks: Sequence[Task], model: str) -> dict[str, list[Entry]]:
+    """Task id -> its candidates' first attempts, in sample order."""
+    by_id = {t.id: t for t in tasks}
+    found: dict[str, list[Entry]] = {t.id: [] for t in tasks}
+    for record in store.attempts(model):
+        if record.attempt == 0 and record.task_id in by_id:
+            found[record.task_id].append(Entry(by_id[record.task_id], record))
+    return {task_id: items for task_id, items in found.items() if items}
+
+
+def build(
+    by_task: Mapping[str, Sequence[Entry]],
+    tests: Mapping[str, Sequence[str]],
+    executions: Mapping[tuple[str, str], Execution],
+    judged: Mapping[tuple[str, str], float],
+) -> tuple[list[TaskPool], list[list[Signals]]]:
+    """One TaskPool per task (and the ranker's extra signals, in the same order)."""
+    pools, signals = [], []
+    for task_id, items in by_task.items():
+        candidates, extra = [], []
+        for entry in items:
+            code = entry.record.code
+            execution = executions.get((task_id, code or ""))
+            candidates.append(
+                PoolCandidate(
+                    correct=entry.record.passed,
+                    code=code,
+                    passed_tests=frozenset(execution.passed_tests) if execution else frozenset(),
+                    mean_logprob=entry.record.mean_logprob,
+                    visible_passed=entry.visible_passed,
+                    outputs=execution.outputs if execution else None,
+                    judge_yes=judged.get((task_id, code or "")),
+                )
+            )
+            extra.append(Signals(entry.visible_outcome, entry.visible_error, entry.visible_total))
+        pools.append(TaskPool(task_id, candidates, dict(Counter(tests.get(task_id, [])))))
+        signals.append(extra)
+    return pools, signals
