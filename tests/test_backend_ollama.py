@@ -22,7 +22,6 @@ from codetrial.models.ollama import OllamaBackend
 from codetrial.records import GenerationOptions, Message
 from tests.servers.ollama_wire import (
     DEFAULT_REPLY,
-    TOKEN_LOGPROB,
     OllamaWire,
     tag_entry,
     word_count,
@@ -101,7 +100,6 @@ def test_generate_sends_the_documented_fields(wire: OllamaWire) -> None:
         ],
         "stream": False,
         "think": False,
-        "logprobs": True,
         "options": {"temperature": 0.7, "seed": 1234, "num_ctx": 8192, "num_predict": 321},
     }
     assert generation.text == DEFAULT_REPLY
@@ -252,18 +250,6 @@ def test_judge_reads_top_logprobs_from_the_wire(wire: OllamaWire) -> None:
     body = wire.chat_bodies[-1]
     assert body["logprobs"] is True and body["top_logprobs"] == 20
     assert body["options"]["num_predict"] == 1 and body["stream"] is False
-
-
-def test_generation_carries_the_reply_s_log_likelihood_when_the_server_gives_it(
-    wire: OllamaWire,
-) -> None:
-    assert _backend(wire.url).generate(MESSAGES, OPTIONS).logprob_sum is None
-    wire.top_logprobs = []
-    generation = _backend(wire.url).generate(MESSAGES, OPTIONS)
-    words = word_count(DEFAULT_REPLY)
-    assert generation.logprob_tokens == words
-    assert generation.logprob_sum == pytest.approx(TOKEN_LOGPROB * words)
-    assert wire.chat_bodies[-1]["logprobs"] is True
 
 
 def test_judge_on_an_ollama_without_logprobs_says_what_it_needs(wire: OllamaWire) -> None:

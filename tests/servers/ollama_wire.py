@@ -15,9 +15,9 @@ The chat reply is `reply(request_body)`. Token counts are whitespace-separated w
 `prompt_eval_count` over the request's message contents, `eval_count` over the reply.
 `fail_next(n)` makes the next n requests to a path answer HTTP 500 first. When
 `wire.top_logprobs` is set (a newer Ollama, 0.12.11+), a chat request with
-`"logprobs": true` gets a top-level `logprobs` list: one entry per reply word with
-logprob TOKEN_LOGPROB, the first carrying `top_logprobs` from those (token, logprob)
-pairs; when it is None (older servers) no `logprobs` is sent.
+`"logprobs": true` gets a top-level `logprobs` list: one entry per reply word, the
+first carrying `top_logprobs` from those (token, logprob) pairs; when it is None
+(older servers) no `logprobs` is sent.
 
 Use it as a context manager (or call start() and stop()); stop() closes kept-alive
 connections and joins every handler thread.
@@ -41,7 +41,6 @@ Reply = Callable[[dict[str, Any]], str]
 
 DEFAULT_VERSION = "0.12.3"
 DEFAULT_REPLY = "Hello from the Ollama wire server."
-TOKEN_LOGPROB = -0.25
 
 
 def tag_entry(
@@ -216,7 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
                 for token, logprob in wire.top_logprobs[:wanted]
             ]
             final["logprobs"] = [
-                {"token": piece, "logprob": TOKEN_LOGPROB, "bytes": list(piece.encode()),
+                {"token": piece, "logprob": -0.25, "bytes": list(piece.encode()),
                  "top_logprobs": top if index == 0 else []}
                 for index, piece in enumerate(re.findall(r"\s*\S+", content) or [content])
             ]  # fmt: skip

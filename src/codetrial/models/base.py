@@ -70,18 +70,6 @@ def judged_yes(data: Any, path: Sequence[str | int], missing: str) -> float:
     return yes_share(alternatives)
 
 
-def logprob_total(entries: object) -> tuple[float | None, int | None]:
-    """(sum, count) of per-token `logprob` fields in a response's logprobs list, or
-    (None, None) when the server sent none."""
-    if not isinstance(entries, list) or not entries:
-        return None, None
-    try:
-        values = [float(entry["logprob"]) for entry in entries]
-    except (KeyError, TypeError, ValueError):
-        return None, None
-    return sum(values), len(values)
-
-
 @dataclass(frozen=True)
 class Readiness:
     name: str

@@ -8,7 +8,7 @@ from typing import Any
 
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError
-from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, logprob_total, register
+from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, register
 from codetrial.models.http import JsonClient
 from codetrial.records import Generation, GenerationOptions, Message
 
@@ -84,7 +84,6 @@ class OllamaBackend:
             "messages": [{"role": m.role, "content": m.content} for m in messages],
             "stream": False,
             "think": options.think,
-            "logprobs": True,
             "options": {
                 "temperature": options.temperature,
                 "seed": options.seed,
@@ -97,15 +96,12 @@ class OllamaBackend:
         message = data.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("content"), str):
             raise BackendError(f"{self._http.base_url}/api/chat answered without message.content")
-        total, count = logprob_total(data.get("logprobs"))
         return Generation(
             text=message["content"],
             prompt_tokens=data.get("prompt_eval_count"),
             completion_tokens=data.get("eval_count"),
             duration_s=time.monotonic() - started,
             finish_reason=data.get("done_reason"),
-            logprob_sum=total,
-            logprob_tokens=count,
         )
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError
-from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, logprob_total, register
+from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, register
 from codetrial.models.http import JsonClient
 from codetrial.records import Generation, GenerationOptions, Message
 
@@ -83,7 +83,6 @@ class OpenAIBackend:
             "temperature": options.temperature,
             "seed": options.seed,
             "max_tokens": options.max_tokens,
-            "logprobs": True,
         }
         started = time.monotonic()
         data = self._http.object("POST", "/chat/completions", body)
@@ -96,18 +95,12 @@ class OpenAIBackend:
             ) from exc
         self._fingerprint = str(data.get("system_fingerprint") or self._fingerprint)
         usage = data.get("usage") or {}
-        logprobs = choice.get("logprobs")
-        total, count = logprob_total(
-            logprobs.get("content") if isinstance(logprobs, dict) else None
-        )
         return Generation(
             text=text,
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             duration_s=time.monotonic() - started,
             finish_reason=choice.get("finish_reason"),
-            logprob_sum=total,
-            logprob_tokens=count,
         )
 
 
