@@ -68,5 +68,8 @@ def test_seed_mutating_merge_fails_on_mutation(contracts10: dict[str, Task], jud
     verdict = judge_code(code, contracts10["merge_intervals"])
     assert verdict.outcome is Outcome.FAILED
     failed = [t for t in verdict.tests if t.outcome == "failed"]
-    assert [t.name for t in failed] == ["test_does_not_mutate_input"]
-    assert failed[0].exception_type == "AssertionError"
+    assert [t.name for t in failed] == [
+        "test_does_not_mutate_input",
+        "test_returns_new_inner_lists",
+    ]
+    assert all(t.exception_type == "AssertionError" for t in failed)

@@ -95,7 +95,8 @@ def test_hidden_only_failure_is_not_repaired(finished_run) -> None:  # type: ign
     merge = next(r for r in results if r.task_id == "merge_intervals")
     assert merge.repairs == ()
     assert [t.name for t in merge.first.tests if t.outcome == "failed"] == [
-        "test_does_not_mutate_input"
+        "test_does_not_mutate_input",
+        "test_returns_new_inner_lists",
     ]
 
 

@@ -22,6 +22,7 @@ from codetrial.cli.evaluate import judge_samples, prompt_map
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
 from codetrial.models import Backend, create_backend
+from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.records import GenerationOptions
 from codetrial.report import write_reports
 from codetrial.select import STRATEGIES, TaskPool, compare_strategies
@@ -252,6 +253,7 @@ def select(
                     "test_source": evidence.test_source,
                     "judge": f"{judge}, {shots}-shot" if "judge" in usable else None,
                     "ranker": str(ranker) if ranker else "cross-validated by task",
+                    "prompt_sha256": template_hashes(SELECTION_TEMPLATES),
                     "strategies": [
                         {**asdict(r), "estimate": r.estimate.as_dict()} for r in results
                     ],
@@ -312,6 +314,7 @@ def judge_eval(
             settings.append(
                 {
                     "judge": judge, "shots": count, "candidates": len(pairs),
+                    "prompt_sha256": template_hashes(SELECTION_TEMPLATES),
                     "correct": sum(t for _, t in pairs),
                     "thresholds": [asdict(r) for r in rows],
                     "calibration": [asdict(b) for b in calibration(pairs)],

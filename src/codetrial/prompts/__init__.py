@@ -10,18 +10,16 @@ from string import Template
 from codetrial.records import Message
 from codetrial.tasks import Task
 
-TEMPLATES = (
-    "system.md", "task.md", "repair.md", "tests.md", "judge_system.md", "judge.md",
-    "judge_shots.json",
-)  # fmt: skip
+TEMPLATES = ("system.md", "task.md", "repair.md")
+SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
 
 def _template(name: str) -> str:
     return (resources.files("codetrial.prompts") / name).read_text(encoding="utf-8")
 
 
-def template_hashes() -> dict[str, str]:
-    return {name: hashlib.sha256(_template(name).encode()).hexdigest() for name in TEMPLATES}
+def template_hashes(names: tuple[str, ...] = TEMPLATES) -> dict[str, str]:
+    return {name: hashlib.sha256(_template(name).encode()).hexdigest() for name in names}
 
 
 def system_message(allowed: str, forbidden: str) -> Message:
