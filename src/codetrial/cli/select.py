@@ -8,6 +8,7 @@ the run's `selection/` folder, so a second look costs nothing. Results go to
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
@@ -57,8 +58,8 @@ def _progress(label: str, total: int) -> tuple[Progress, Callable[[int], None]]:
 
 
 def _options(store: RunStore) -> GenerationOptions:
-    config = store.manifest.config
-    return GenerationOptions(0.0, config.seed, config.max_tokens, config.num_ctx, config.think)
+    """The run's own conditions, greedy: tests and verdicts should not be sampled."""
+    return dataclasses.replace(store.manifest.config.options(), temperature=0.0)
 
 
 def _backend(name: str, store: RunStore, role: str) -> Backend:

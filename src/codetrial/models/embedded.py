@@ -42,6 +42,7 @@ class EmbeddedBackend:
         self._path = model.prepare()
         self._llama: Any = None
         self._loaded_ctx: int | None = None
+        self._answers: dict[str, list[int]] | None = None
 
     @property
     def name(self) -> str:
@@ -112,13 +113,15 @@ class EmbeddedBackend:
 
     def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
         llama, response = self._chat(messages, options, 1)
+        if self._answers is None:
+            self._answers = {word: _word_tokens(llama, word) for word in ("yes", "no")}
         n_prompt = int((response.get("usage") or {}).get("prompt_tokens") or 0)
-        last = int(llama.input_ids[n_prompt - 1])
-        logprobs = _log_softmax(_logits(llama, [last], n_prompt - 1))[0]
-        yes, no = (
-            float(np.exp(logprobs[_word_tokens(llama, word)]).sum()) for word in ("yes", "no")
-        )
-        return yes / (yes + no) if yes + no > 0 else 0.5
+        logits = _logits(llama, [int(llama.input_ids[n_prompt - 1])], n_prompt - 1)[0]
+        weight = {
+            w: float(np.exp(logits[ids] - logits.max()).sum()) for w, ids in self._answers.items()
+        }
+        total = weight["yes"] + weight["no"]
+        return weight["yes"] / total if total > 0 else 0.5
 
 
 def _word_tokens(llama: Any, word: str) -> list[int]:

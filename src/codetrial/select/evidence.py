@@ -116,14 +116,14 @@ def execute(
     """(task id, code) -> its execution, for every runnable candidate; identical code
     runs once. Outputs on the tests' inputs are gathered only when asked for. Results
     are kept in `cache` (a JSON file) and reused."""
-    known = _read_cache(cache)
+    known = read_cache(cache)
     futures: dict[
         tuple[str, str], tuple[list[str], Future[list[bool]], Future[list[str]] | None]
     ] = {}
     for entry in entries:
         code = entry.record.code
         key = (entry.task.id, code or "")
-        found = known.get(_cache_key(key))
+        found = known.get(cache_key(key))
         reusable = found is not None and (not outputs or found["outputs"] is not None)
         if code is None or not entry.runnable or key in futures or reusable:
             continue
@@ -136,7 +136,7 @@ def execute(
         )
     for done, (key, (task_tests, passed, outputs_run)) in enumerate(futures.items(), 1):
         flags = passed.result()
-        known[_cache_key(key)] = {
+        known[cache_key(key)] = {
             "passed_tests": [t for t, ok in zip(task_tests, flags, strict=False) if ok],
             "outputs": outputs_run.result() if outputs_run else None,
         }
@@ -146,7 +146,7 @@ def execute(
     executions = {}
     for entry in entries:
         key = (entry.task.id, entry.record.code or "")
-        found = known.get(_cache_key(key))
+        found = known.get(cache_key(key))
         if found is not None:
             executions[key] = Execution(
                 tuple(found["passed_tests"]), tuple(found["outputs"] or ()) or None
@@ -154,11 +154,17 @@ def execute(
     return executions
 
 
-def _cache_key(key: tuple[str, str]) -> str:
+def cache_key(key: tuple[str, str]) -> str:
+    """A (task id, code) pair as a JSON object key in a `selection/` cache file."""
     return json.dumps(key)
 
 
-def _read_cache(path: Path) -> dict[str, Any]:
+def from_cache_key(text: str) -> tuple[str, str]:
+    task_id, code = json.loads(text)
+    return str(task_id), str(code)
+
+
+def read_cache(path: Path) -> dict[str, Any]:
     if not path.is_file():
         return {}
     try:

@@ -16,7 +16,7 @@ from pathlib import Path
 from codetrial.models import Backend
 from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions
-from codetrial.select.evidence import Entry
+from codetrial.select.evidence import Entry, cache_key, from_cache_key, read_cache
 from codetrial.store.artifacts import write_atomic
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -33,11 +33,11 @@ def judge_entries(
 ) -> dict[tuple[str, str], float]:
     """(task id, code) -> P(yes) for every candidate with code; identical code is
     judged once. Kept in `cache` (JSON) and reused."""
-    known: dict[str, float] = json.loads(cache.read_text()) if cache.is_file() else {}
+    known = read_cache(cache)
     asked = 0
     for done, entry in enumerate(entries, 1):
         code = entry.record.code
-        key = json.dumps([entry.task.id, code])
+        key = cache_key((entry.task.id, code or ""))
         if code is not None and key not in known:
             known[key] = backend.yes_probability(judge_messages(entry.task, code, shots), options)
             asked += 1
@@ -45,12 +45,7 @@ def judge_entries(
                 write_atomic(cache, json.dumps(known))
         progress(done)
     write_atomic(cache, json.dumps(known))
-    return {_key(k): v for k, v in known.items()}
-
-
-def _key(text: str) -> tuple[str, str]:
-    task_id, code = json.loads(text)
-    return str(task_id), str(code)
+    return {from_cache_key(k): float(v) for k, v in known.items()}
 
 
 @dataclass(frozen=True)
