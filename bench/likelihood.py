@@ -50,8 +50,9 @@ def main(runs: int) -> None:
         started = time.perf_counter()
         response = per_token.create_chat_completion(
             messages=[{"role": m.role, "content": m.content} for m in messages],
-            temperature=0.8, seed=100 + index, max_tokens=200, logprobs=True,
+            temperature=0.8, seed=100 + index, max_tokens=200, logprobs=True, top_logprobs=1,
         )  # fmt: skip
+        assert response["choices"][0]["logprobs"], "llama-cpp returned no per-token logprobs"
         slow.append(response["usage"]["completion_tokens"] / (time.perf_counter() - started))
     backend.close()
     print(f"{runs} generations each, medians")

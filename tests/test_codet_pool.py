@@ -1,17 +1,14 @@
 """The CodeT authors' HumanEval data: 16,400 CodeGen-16B completions and the tests the
 same model wrote. `codetrial select --pool` judges the pool (reproducing the authors'
 pass@1 22.1 %, pass@10 50.4 %, pass@100 73.8 %, within 0.3 points) and its `codet`
-strategy, fed the authors' generated tests, selects near what CodeT's own script
-gives on these files, 36.75 % (published, rounded: 36.7).
+strategy, fed the authors' generated tests, selects what CodeT's own script gives on
+these files, 36.75 % (published, rounded: 36.7), within 0.5 points.
 
-The target is 36.7 within 0.5; codetrial gives 37.24 to 37.25 here, so this test
-holds it within 0.6 of 36.7 until the gap is understood. What is known: strategies
-that time no generated test (random, oracle, the most frequent text) match the
-authors' figures to 0.05; lowering the per-test limit from 0.1 to 0.01 CPU seconds,
-running multi-line tests inside a function as CodeT does, or voiding candidates that
-take a test run down does not move codet; CodeT times tests by wall clock on its own
-machine, and some tests sit on the 0.1 s edge (HumanEval/63: a naive fibfib(20)
-takes 0.10 s here), so a few groups depend on the machine."""
+Three tasks (HumanEval/68, /106, /143) carry a generated test with `from ... import *`.
+CodeT runs a task's tests as the body of one function, where that does not compile,
+so for those tasks no candidate passes any test and CodeT picks at random; codetrial
+does the same (without it, codet would select 37.24 %).
+"""
 
 from __future__ import annotations
 
@@ -28,7 +25,7 @@ TESTS = CODET / "HumanEval_codegen16B_temp0.8_topp0.95_num100_max300_test_case.j
 PROMPTS = CODET / "HumanEval_for_code_generation.jsonl"
 TEST_PROMPTS = CODET / "HumanEval_for_test_case_generation.jsonl"
 PUBLISHED = {"pass@1": 0.221, "pass@10": 0.504, "pass@100": 0.738}
-SELECTED = {"random": (0.221, 0.003), "codet": (0.367, 0.006), "oracle": (0.738, 0.003)}
+SELECTED = {"random": (0.221, 0.003), "codet": (0.367, 0.005), "oracle": (0.738, 0.003)}
 
 
 def test_pool_and_codet_reproduce_the_published_figures(tmp_path: Path) -> None:
@@ -52,4 +49,5 @@ def test_pool_and_codet_reproduce_the_published_figures(tmp_path: Path) -> None:
     picked = {s["name"]: s["estimate"]["value"] for s in selection["strategies"]}
     for name, (published, tolerance) in SELECTED.items():
         assert abs(picked[name] - published) <= tolerance, (name, picked[name])
+    assert selection["tests_unusable"] == ["HumanEval/106", "HumanEval/143", "HumanEval/68"]
     print(f"16,400 CodeT samples judged and selected in {time.monotonic() - started:.0f} s")

@@ -11,6 +11,7 @@ import pytest
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.metrics import mcnemar_exact
+from codetrial.records import AttemptRecord, Outcome
 from codetrial.select import (
     PoolCandidate,
     TaskPool,
@@ -19,10 +20,11 @@ from codetrial.select import (
     ranking,
     select_pass_at_1,
 )
-from codetrial.select.evidence import generated_inputs
-from codetrial.select.generated import extract_tests
+from codetrial.select.evidence import Entry, Execution, generated_inputs
+from codetrial.select.generated import extract_tests, runs_as_one
 from codetrial.select.judging import calibration, quality
 from codetrial.select.learned import Signals
+from codetrial.select.pools import build
 from codetrial.store.artifacts import slug
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
@@ -71,6 +73,34 @@ def test_generated_tests_are_cut_like_codet() -> None:
         "assert f(1) == 2", "assert f(2) == 3", "assert f(4) == 5", "assert f(5) == 6",
         "assert f(6) == 7",
     ]  # fmt: skip
+
+
+def test_tests_that_cannot_share_one_function_leave_codet_without_evidence(
+    add_task: Task,
+) -> None:
+    """CodeT runs a task's tests as the body of one function; a test that compiles only
+    at module level breaks that program for every candidate, and the task falls back
+    to a random pick. The same tests one by one would have told the candidates apart."""
+    tests = ["assert add(1, 2) == 3", "total = add(2, 2)\nassert total == 4"]
+    assert runs_as_one(tests)
+    starred = [*tests, "assert add(0, 0) == 0\nfrom math import *"]
+    assert not runs_as_one(starred)
+    codes = ["def add(a, b):\n    return a + b\n", "def add(a, b):\n    return a - b\n"]
+    by_task = {
+        add_task.id: [
+            Entry(add_task, AttemptRecord(model="m", task_id=add_task.id, attempt=0, sample=i,
+                                          raw_response=code, code=code,
+                                          outcome=Outcome.PASSED if i == 0 else Outcome.FAILED))
+            for i, code in enumerate(codes)
+        ]
+    }  # fmt: skip
+    executions = {
+        (add_task.id, codes[0]): Execution(tuple(starred), None),
+        (add_task.id, codes[1]): Execution(("assert add(0, 0) == 0\nfrom math import *",), None),
+    }
+    for void, expected in (((), 1.0), ((add_task.id,), 0.5)):
+        pools, _ = build(by_task, {add_task.id: starred}, executions, {}, void)
+        assert select_pass_at_1(pools, "codet") == [expected]
 
 
 def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:

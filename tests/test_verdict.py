@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from codetrial.config import Limits
-from codetrial.records import Outcome, TestResult, Visibility
+from codetrial.gate import get_profile
+from codetrial.records import Candidate, Outcome, TestResult, Visibility
 from codetrial.sandbox import Stop
 from codetrial.tasks import Task, load_folder
 from codetrial.verdict import classify
 from codetrial.verdict.harness import run_plain_tests, run_pytest_main
+from codetrial.verdict.pool import JudgePool
 from tests.conftest import FAST_LIMITS, write_task
 
 CASES = {
@@ -129,3 +131,20 @@ def test_files_that_need_pytest_still_run(tmp_path, judge_code) -> None:  # type
         ("test_adds[1]", "passed"),
         ("test_adds[5]", "failed"),
     ]
+
+
+def test_a_program_is_judged_once_per_task(add_task: Task) -> None:
+    """A program that passes or fails by chance: repeated, it keeps its first verdict;
+    the same behaviour in forty different texts draws forty verdicts."""
+    coin = "import random\n\ndef add(a, b):\n    return a + b if random.random() < 0.5 else 0\n"
+    pool = JudgePool(2, FAST_LIMITS)
+    try:
+        profile = get_profile("off")
+        repeated = [pool.submit(Candidate(coin, coin), add_task, profile) for _ in range(20)]
+        texts = [f"{coin}# copy {i}\n" for i in range(40)]
+        distinct = [pool.submit(Candidate(t, t), add_task, profile) for t in texts]
+        assert len({id(f) for f in repeated}) == 20
+        assert len({f.result().outcome for f in repeated}) == 1
+        assert {f.result().outcome for f in distinct} == {Outcome.PASSED, Outcome.FAILED}
+    finally:
+        pool.close()

@@ -8,21 +8,20 @@ from typing import Annotated
 import typer
 
 from codetrial.cli.views import console, matrix_table, pass_at_k_table, results_table
-from codetrial.report import summarize, write_reports
-from codetrial.report.summary import pass_at_k_rows
+from codetrial.report import figures, write_reports
 from codetrial.store import RunStore
 
 
 def show(store: RunStore) -> Path:
     """Write the reports, print the tables and the report's path."""
-    path = write_reports(store)
-    results = store.task_results()
+    computed = figures(store)
+    path = write_reports(store, computed)
     models = store.manifest.config.models
     task_ids = list(store.manifest.task_sha256)
     if len(task_ids) <= 40:
-        console.print(matrix_table(results, models, task_ids))
-    console.print(results_table(summarize(results, models)))
-    console.print(pass_at_k_table(pass_at_k_rows(results, models, task_ids)))
+        console.print(matrix_table(computed.results, models, task_ids))
+    console.print(results_table(computed.rows))
+    console.print(pass_at_k_table(computed.pass_at_k))
     console.print(f"report: {path}", soft_wrap=True, highlight=False)
     return path
 

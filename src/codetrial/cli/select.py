@@ -29,7 +29,7 @@ from codetrial.report import write_reports
 from codetrial.select import STRATEGIES, TaskPool, compare_strategies
 from codetrial.select import learned as ranking
 from codetrial.select.evidence import Entry, execute
-from codetrial.select.generated import load_generated_tests, write_tests
+from codetrial.select.generated import load_generated_tests, runs_as_one, write_tests
 from codetrial.select.judging import THRESHOLDS, calibration, judge_entries, quality
 from codetrial.select.pools import build, entries, run_tasks
 from codetrial.store import RunStore
@@ -80,6 +80,7 @@ class Evidence:
     pools: list[TaskPool]
     signals: list[list[ranking.Signals]]
     test_source: str
+    unusable_tests: list[str]
 
 
 def _tests(
@@ -156,8 +157,16 @@ def gather(
         judged: dict[tuple[str, str], float] = {}
         if "judge" in names:
             judged = _judged(store, everything, judge, shots)
-        pools, signals = build(by_task, tests, executions, judged)
-        gathered.append(Evidence(model, tasks, by_task, tests, pools, signals, source))
+        unusable = sorted(t for t, found in tests.items() if found and not runs_as_one(set(found)))
+        if unusable:
+            console.print(
+                f"the generated tests of {', '.join(unusable)} do not compile as one test "
+                "function, the way CodeT runs them: codet and the ranker get no test evidence "
+                "there (CodeT falls back to a random pick)",
+                soft_wrap=True, highlight=False,
+            )  # fmt: skip
+        pools, signals = build(by_task, tests, executions, judged, unusable)
+        gathered.append(Evidence(model, tasks, by_task, tests, pools, signals, source, unusable))
     return gathered
 
 
@@ -252,6 +261,7 @@ def select(
                     "tasks": len(pools),
                     "candidates": sum(len(p.candidates) for p in pools),
                     "test_source": evidence.test_source,
+                    "tests_unusable": evidence.unusable_tests,
                     "judge": f"{judge}, {shots}-shot" if "judge" in usable else None,
                     "ranker": str(ranker) if ranker else "cross-validated by task",
                     "prompt_sha256": template_hashes(SELECTION_TEMPLATES),

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import difflib
 import json
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
-from codetrial.records import Outcome
+from codetrial.records import Outcome, TaskResult
 from codetrial.report.charts import (
     first_vs_repaired,
     judge_chart,
@@ -18,11 +19,37 @@ from codetrial.report.charts import (
     pass_at_k_bars,
     strategy_bars,
 )
-from codetrial.report.summary import ModelSummary, cell, matrix, pass_at_k_rows, summarize
+from codetrial.report.summary import (
+    ModelSummary,
+    PassAtK,
+    cell,
+    matrix,
+    pass_at_k_rows,
+    summarize,
+)
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
 
-__all__ = ["ModelSummary", "build", "cell", "summarize", "write_reports"]
+__all__ = ["Figures", "ModelSummary", "cell", "figures", "summarize", "write_reports"]
+
+
+@dataclass(frozen=True)
+class Figures:
+    """What the reports and the console tables show, computed once from the store."""
+
+    results: list[TaskResult]
+    rows: list[ModelSummary]
+    pass_at_k: list[PassAtK]
+
+
+def figures(store: RunStore) -> Figures:
+    models = store.manifest.config.models
+    results = store.task_results()
+    return Figures(
+        results,
+        summarize(results, models),
+        pass_at_k_rows(results, models, list(store.manifest.task_sha256)),
+    )
 
 
 def render(template: str, **context: Any) -> str:
@@ -42,18 +69,16 @@ def _diff(before: str | None, after: str | None) -> str:
     return "\n".join(lines)
 
 
-def _context(store: RunStore) -> dict[str, Any]:
+def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
     manifest = store.manifest
     models = manifest.config.models
-    results = store.task_results()
-    rows = summarize(results, models)
+    results, rows, pass_at_k = figures.results, figures.rows, figures.pass_at_k
     outcomes = [o.value for o in Outcome]
     breakdown = {
         m: {o: sum(r.first.outcome.value == o for r in results if r.model == m) for o in outcomes}
         for m in models
     }
     task_ids = list(manifest.task_sha256)
-    pass_at_k = pass_at_k_rows(results, models, task_ids)
     selection = _read_json(store.run_dir / "selection.json")
     judge_eval = _read_json(store.run_dir / "judge_eval.json")
     return {
@@ -89,23 +114,20 @@ def _read_json(path: Path) -> list[dict[str, Any]]:
     return data if isinstance(data, list) else []
 
 
-def build(store: RunStore) -> Path:
+def build(store: RunStore, figures: Figures) -> Path:
     """Render report.html into the run directory and return its path."""
-    html = render("report.html.j2", **_context(store))
+    html = render("report.html.j2", **_context(store, figures))
     path = store.run_dir / "report.html"
     write_atomic(path, html)
     return path
 
 
-def write_results(store: RunStore) -> Path:
+def write_results(store: RunStore, figures: Figures) -> Path:
     """results.json: the manifest, the summary rows and every task's attempts."""
-    models = store.manifest.config.models
-    results = store.task_results()
-    task_ids = list(store.manifest.task_sha256)
     payload = {
         "manifest": json.loads(store.manifest.model_dump_json()),
-        "summary": [row.as_dict() for row in summarize(results, models)],
-        "pass_at_k": [row.as_dict() for row in pass_at_k_rows(results, models, task_ids)],
+        "summary": [row.as_dict() for row in figures.rows],
+        "pass_at_k": [row.as_dict() for row in figures.pass_at_k],
         "tasks": [
             {
                 "model": r.model,
@@ -113,9 +135,9 @@ def write_results(store: RunStore) -> Path:
                 "sample": r.sample,
                 "first_passed": r.first.passed,
                 "passed_after_repair": r.passed_after_repair,
-                "attempts": [json.loads(a.model_dump_json()) for a in (r.first, *r.repairs)],
+                "attempts": [a.model_dump(mode="json") for a in (r.first, *r.repairs)],
             }
-            for r in results
+            for r in figures.results
         ],
     }
     path = store.run_dir / "results.json"
@@ -123,6 +145,8 @@ def write_results(store: RunStore) -> Path:
     return path
 
 
-def write_reports(store: RunStore) -> Path:
-    write_results(store)
-    return build(store)
+def write_reports(store: RunStore, computed: Figures | None = None) -> Path:
+    """results.json and report.html; `computed` saves recomputing what the caller has."""
+    computed = computed or figures(store)
+    write_results(store, computed)
+    return build(store, computed)

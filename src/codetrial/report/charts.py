@@ -1,9 +1,12 @@
-"""Charts rendered offline with matplotlib, returned as inline SVG text."""
+"""Charts drawn directly as inline SVG: bars with 95% intervals, stacked bars, points
+and lines. No plotting library, so a report costs milliseconds and rebuilds byte for
+byte from the same store."""
 
 from __future__ import annotations
 
-import io
+import math
 from collections.abc import Sequence
+from html import escape
 from typing import Any
 
 from codetrial.report.summary import ModelSummary, PassAtK
@@ -13,71 +16,193 @@ OUTCOME_COLOURS = {
     "memory": "#9c755f", "output_limit": "#76b7b2", "syntax_error": "#f28e2b",
     "rejected": "#edc948", "no_code": "#bab0ac", "infra_error": "#4e79a7",
 }  # fmt: skip
+FIRST, REPAIRED, MUTED, BASELINE = "#4c78a8", "#59a14f", "#bab0ac", "#888"
+LINE_HEIGHT = 11
 
 
-def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    matplotlib.rcParams["svg.hashsalt"] = "codetrial"
-    from matplotlib import pyplot
-
-    return pyplot
+def _number(value: float) -> str:
+    return f"{value:.1f}".removesuffix(".0")
 
 
-def _svg(fig: Any) -> str:
-    """The figure as inline SVG, without a date, so reports rebuild identically."""
-    plt = _pyplot()
-    fig.tight_layout()
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None})
-    plt.close(fig)
-    svg = buffer.getvalue()
-    return svg[svg.index("<svg") :]
+class Canvas:
+    """An SVG drawing, in pixels from the top left."""
+
+    def __init__(self, width: float, height: float, title: str) -> None:
+        self.width, self.height, self.title = width, height, title
+        self._parts: list[str] = []
+
+    def text(self, x: float, y: float, text: str, size: int = 10, anchor: str = "middle",
+             rotate: bool = False) -> None:  # fmt: skip
+        """Text at (x, y); each line of a multi-line text goes one line lower."""
+        turn = f' transform="rotate(-90 {_number(x)} {_number(y)})"' if rotate else ""
+        lines = str(text).split("\n")
+        spans = "".join(
+            f'<tspan x="{_number(x)}" dy="{0 if i == 0 else LINE_HEIGHT}">{escape(line)}</tspan>'
+            for i, line in enumerate(lines)
+        )
+        self._parts.append(
+            f'<text x="{_number(x)}" y="{_number(y)}" font-size="{size}" '
+            f'text-anchor="{anchor}"{turn}>{spans}</text>'
+        )
+
+    def rect(self, x: float, y: float, width: float, height: float, colour: str,
+             label: str = "") -> None:  # fmt: skip
+        tip = f"<title>{escape(label)}</title>" if label else ""
+        self._parts.append(
+            f'<rect x="{_number(x)}" y="{_number(y)}" width="{_number(max(width, 0))}" '
+            f'height="{_number(max(height, 0))}" fill="{colour}">{tip}</rect>'
+        )
+
+    def line(self, points: Sequence[tuple[float, float]], colour: str, width: float = 1.0,
+             dashed: bool = False) -> None:  # fmt: skip
+        path = " ".join(f"{_number(x)},{_number(y)}" for x, y in points)
+        dash = ' stroke-dasharray="4 3"' if dashed else ""
+        self._parts.append(
+            f'<polyline points="{path}" fill="none" stroke="{colour}" '
+            f'stroke-width="{width}"{dash}/>'
+        )
+
+    def circle(self, x: float, y: float, radius: float, colour: str, label: str = "") -> None:
+        tip = f"<title>{escape(label)}</title>" if label else ""
+        self._parts.append(
+            f'<circle cx="{_number(x)}" cy="{_number(y)}" r="{_number(radius)}" '
+            f'fill="{colour}">{tip}</circle>'
+        )
+
+    def legend(self, x: float, y: float, items: Sequence[tuple[str, str]]) -> None:
+        """Colour swatches with labels in a row starting at (x, y)."""
+        for label, colour in items:
+            self.rect(x, y - 8, 10, 10, colour)
+            self.text(x + 14, y, label, size=9, anchor="start")
+            x += 24 + 5.5 * len(label)
+
+    def svg(self) -> str:
+        return (
+            f'<svg xmlns="http://www.w3.org/2000/svg" width="{_number(self.width)}" '
+            f'height="{_number(self.height)}" viewBox="0 0 {_number(self.width)} '
+            f'{_number(self.height)}" role="img" font-family="sans-serif" fill="#333">'
+            f"<title>{escape(self.title)}</title>{''.join(self._parts)}</svg>"
+        )
+
+
+class Frame:
+    """A plot area of a canvas: data coordinates mapped to pixels, with its axes."""
+
+    def __init__(self, canvas: Canvas, box: tuple[float, float, float, float],
+                 xs: tuple[float, float], ys: tuple[float, float]) -> None:  # fmt: skip
+        self.canvas = canvas
+        self.left, self.top, self.width, self.height = box
+        self.xs, self.ys = xs, ys
+
+    def x(self, value: float) -> float:
+        low, high = self.xs
+        return self.left + (value - low) / (high - low) * self.width
+
+    def y(self, value: float) -> float:
+        low, high = self.ys
+        return self.top + self.height - (value - low) / (high - low) * self.height
+
+    def axes(self, y_label: str, x_label: str = "", y_ticks: Sequence[float] = (),
+             x_ticks: Sequence[float] = ()) -> None:  # fmt: skip
+        """Left and bottom axes, tick labels and axis titles."""
+        bottom = self.top + self.height
+        self.canvas.line([(self.left, self.top), (self.left, bottom)], BASELINE)
+        self.canvas.line([(self.left, bottom), (self.left + self.width, bottom)], BASELINE)
+        for tick in y_ticks:
+            self.canvas.line([(self.left - 4, self.y(tick)), (self.left, self.y(tick))], BASELINE)
+            self.canvas.text(self.left - 6, self.y(tick) + 3, _number(tick), 9, "end")
+        for tick in x_ticks:
+            self.canvas.line([(self.x(tick), bottom), (self.x(tick), bottom + 4)], BASELINE)
+            self.canvas.text(self.x(tick), bottom + 14, _number(tick), 9)
+        self.canvas.text(self.left - 34, self.top + self.height / 2, y_label, 10, rotate=True)
+        if x_label:
+            self.canvas.text(self.left + self.width / 2, bottom + 30, x_label, 10)
+
+    def labels(self, names: Sequence[str]) -> None:
+        """Category names under bars 0, 1, ...; a name may have several lines."""
+        for index, name in enumerate(names):
+            self.canvas.text(self.x(index), self.top + self.height + 13, name, 9)
+
+    def bar(self, index: float, span: float, value: float, colour: str,
+            interval: tuple[float, float] | None = None, label: str = "") -> None:  # fmt: skip
+        """A bar centred on `index`, `span` wide in data units, with its interval."""
+        left, right = self.x(index - span / 2), self.x(index + span / 2)
+        self.canvas.rect(left, self.y(value), right - left, self.y(self.ys[0]) - self.y(value),
+                         colour, label or _number(value))  # fmt: skip
+        if interval is not None:
+            low, high = interval
+            middle, cap = self.x(index), min(4.0, (right - left) / 3)
+            self.canvas.line([(middle, self.y(low)), (middle, self.y(high))], "#222")
+            for end in (low, high):
+                self.canvas.line([(middle - cap, self.y(end)), (middle + cap, self.y(end))], "#222")
+
+
+def _ticks(top: float, count: int = 5) -> list[float]:
+    step = 10 ** math.floor(math.log10(max(top, 1) / count))
+    for factor in (1, 2, 5, 10):
+        if top / (step * factor) <= count:
+            step *= factor
+            break
+    return [step * i for i in range(int(top // step) + 1)]
+
+
+def _bar_canvas(
+    count: int, per_bar: float, top: float, title: str, label_lines: int = 1
+) -> tuple[Canvas, Frame]:
+    """A canvas sized for `count` bars from 0 to `top`, labels of `label_lines` lines."""
+    extra = LINE_HEIGHT * (label_lines - 1)
+    width = max(320.0, per_bar * count + 90)
+    canvas = Canvas(width, 240.0 + extra, title)
+    return canvas, Frame(canvas, (60.0, 14.0, width - 75, 190.0), (-0.5, count - 0.5), (0.0, top))
 
 
 def first_vs_repaired(rows: Sequence[ModelSummary]) -> str:
     """Grouped bars: tasks passed on the first attempt and after repair, per model."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(4.0, 1.6 * len(rows) + 2), 3.2))
-    positions = range(len(rows))
-    width = 0.38
-    first = [r.first_pass for r in rows]
-    final = [r.after_repair for r in rows]
-    ax.bar([p - width / 2 for p in positions], first, width, label="first attempt", color="#4c78a8")
-    ax.bar([p + width / 2 for p in positions], final, width, label="after repair", color="#59a14f")
-    for p, (a, b) in enumerate(zip(first, final, strict=True)):
-        ax.text(p - width / 2, a, str(a), ha="center", va="bottom", fontsize=8)
-        ax.text(p + width / 2, b, str(b), ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(list(positions), [r.model for r in rows], fontsize=8)
-    ax.set_ylabel("tasks passed")
-    ax.set_ylim(0, max([r.tasks for r in rows] + [1]) * 1.15)
-    ax.legend(fontsize=8, frameon=False)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _svg(fig)
+    top = max([r.tasks for r in rows] + [1]) * 1.15
+    canvas, frame = _bar_canvas(len(rows), 110, top, "tasks passed, first and after repair")
+    frame.axes("tasks passed", y_ticks=_ticks(top))
+    for index, row in enumerate(rows):
+        for shift, value, colour in ((-0.2, row.first_pass, FIRST),
+                                     (0.2, row.after_repair, REPAIRED)):  # fmt: skip
+            frame.bar(index + shift, 0.38, value, colour)
+            canvas.text(frame.x(index + shift), frame.y(value) - 3, str(value), 8)
+    frame.labels([r.model for r in rows])
+    canvas.legend(frame.left + 10, 12, [("first attempt", FIRST), ("after repair", REPAIRED)])
+    return canvas.svg()
 
 
 def outcome_breakdown(breakdown: dict[str, dict[str, int]]) -> str:
     """Stacked horizontal bars: how each model's first attempts ended."""
-    plt = _pyplot()
     models = list(breakdown)
-    fig, ax = plt.subplots(figsize=(7.5, 0.6 * len(models) + 1.4))
-    left = [0] * len(models)
-    for outcome, colour in OUTCOME_COLOURS.items():
-        counts = [breakdown[m].get(outcome, 0) for m in models]
-        if any(counts):
-            ax.barh(models, counts, left=left, color=colour, label=outcome)
-            left = [a + b for a, b in zip(left, counts, strict=True)]
-    ax.set_xlabel("first attempts")
-    ax.invert_yaxis()
-    ax.legend(fontsize=7, frameon=False, ncol=5, loc="upper center", bbox_to_anchor=(0.5, -0.35))
-    ax.spines[["top", "right"]].set_visible(False)
-    return _svg(fig)
+    used = [o for o in OUTCOME_COLOURS if any(breakdown[m].get(o, 0) for m in models)]
+    total = max([sum(breakdown[m].values()) for m in models] + [1])
+    height = 34.0 * len(models) + 90
+    canvas = Canvas(640, height, "how first attempts ended")
+    names = max([len(m) for m in models] + [8])
+    left = min(240.0, 12 + 6 * names)
+    frame = Frame(canvas, (left, 10, 610 - left, 34 * len(models)), (0, total), (0, 1))
+    for row, model in enumerate(models):
+        start = 0
+        for outcome in used:
+            count = breakdown[model].get(outcome, 0)
+            x0, x1 = frame.x(start), frame.x(start + count)
+            canvas.rect(x0, 14 + 34 * row, x1 - x0, 24, OUTCOME_COLOURS[outcome],
+                        f"{model}: {outcome} {count}")  # fmt: skip
+            start += count
+        canvas.text(left - 6, 30 + 34 * row, model, 9, "end")
+    bottom = 14 + 34 * len(models)
+    canvas.line([(left, bottom), (610, bottom)], BASELINE)
+    for tick in _ticks(total):
+        canvas.text(frame.x(tick), bottom + 13, _number(tick), 9)
+    canvas.text(left + frame.width / 2, bottom + 28, "first attempts", 10)
+    canvas.legend(left, bottom + 50, [(o, OUTCOME_COLOURS[o]) for o in used[:6]])
+    if used[6:]:
+        canvas.legend(left, bottom + 66, [(o, OUTCOME_COLOURS[o]) for o in used[6:]])
+    return canvas.svg()
 
 
 def pass_at_k_bars(rows: Sequence[PassAtK]) -> str:
     """pass@k per model and k, first attempt and after repair, with 95% intervals."""
-    plt = _pyplot()
     bars = [
         (f"{row.model}\n{stage}\npass@{k}", stage, estimate)
         for row in rows
@@ -85,67 +210,62 @@ def pass_at_k_bars(rows: Sequence[PassAtK]) -> str:
         for k, estimate in values.items()
         if estimate is not None
     ]
-    fig, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(bars) + 2), 3.4))
+    canvas, frame = _bar_canvas(len(bars), 56, 105.0, "pass@k with 95% intervals", 3)
+    frame.axes("%", y_ticks=range(0, 101, 20))
     for index, (_, stage, estimate) in enumerate(bars):
-        below = 100 * (estimate.value - estimate.low)
-        above = 100 * (estimate.high - estimate.value)
-        colour = "#4c78a8" if stage == "first" else "#59a14f"
-        ax.bar(index, 100 * estimate.value, color=colour, yerr=[[below], [above]], capsize=3)
-    ax.set_xticks(range(len(bars)), [label for label, _, _ in bars], fontsize=7)
-    ax.set_ylabel("%")
-    ax.set_ylim(0, 105)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _svg(fig)
+        frame.bar(index, 0.7, 100 * estimate.value, FIRST if stage == "first" else REPAIRED,
+                  (100 * estimate.low, 100 * estimate.high))  # fmt: skip
+    frame.labels([label for label, _, _ in bars])
+    return canvas.svg()
 
 
 def strategy_bars(strategies: Sequence[dict[str, Any]]) -> str:
     """Selected pass@1 per strategy with its 95% interval; random and first dashed."""
-    plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(max(4.5, 0.8 * len(strategies) + 2), 3.4))
+    canvas, frame = _bar_canvas(len(strategies), 70, 110.0, "selected pass@1 by strategy")
+    frame.axes("selected pass@1 (%)", y_ticks=range(0, 101, 20))
     for index, row in enumerate(strategies):
         estimate = row["estimate"]
-        below = 100 * (estimate["value"] - estimate["low"])
-        above = 100 * (estimate["high"] - estimate["value"])
-        colour = "#bab0ac" if row["name"] in ("random", "first", "oracle") else "#4c78a8"
-        ax.bar(index, 100 * estimate["value"], color=colour, yerr=[[below], [above]], capsize=3)
-        ax.text(index, 100 * estimate["high"] + 1, f"{100 * estimate['value']:.1f}",
-                ha="center", va="bottom", fontsize=7)  # fmt: skip
+        value = 100 * estimate["value"]
+        colour = MUTED if row["name"] in ("random", "first", "oracle") else FIRST
+        frame.bar(index, 0.7, value, colour, (100 * estimate["low"], 100 * estimate["high"]),
+                  f"{row['name']}: {value:.1f} %")  # fmt: skip
+        canvas.text(frame.x(index), frame.y(100 * estimate["high"]) - 3, f"{value:.1f}", 8)
         if row["name"] in ("random", "first"):
-            ax.axhline(100 * estimate["value"], color="#888", linestyle="--", linewidth=0.8)
-    ax.set_xticks(range(len(strategies)), [row["name"] for row in strategies], fontsize=8)
-    ax.set_ylabel("selected pass@1 (%)")
-    ax.set_ylim(0, 110)
-    ax.spines[["top", "right"]].set_visible(False)
-    return _svg(fig)
+            canvas.line([(frame.left, frame.y(value)), (frame.left + frame.width, frame.y(value))],
+                        BASELINE, 0.8, dashed=True)  # fmt: skip
+    frame.labels([row["name"] for row in strategies])
+    return canvas.svg()
 
 
 def judge_chart(setting: dict[str, Any]) -> str:
     """Left: reliability (P(yes) against the share actually correct). Right: error
     rates and abstention by confidence threshold."""
-    plt = _pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(8.5, 3.4))
-    bins = [b for b in setting["calibration"] if b["count"]]
-    left.plot([0, 1], [0, 1], color="#bbb", linestyle="--", linewidth=0.8)
-    left.scatter(
-        [b["mean_confidence"] for b in bins], [b["correct_share"] for b in bins],
-        s=[12 + 4 * b["count"] ** 0.5 for b in bins], color="#4c78a8",
-    )  # fmt: skip
-    left.set_xlabel("judge P(yes)")
-    left.set_ylabel("share correct by the tests")
-    left.set_xlim(0, 1)
-    left.set_ylim(0, 1)
+    canvas = Canvas(720, 270, "judge reliability and error rates by threshold")
+    ticks = [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]
+    left = Frame(canvas, (60, 14, 250, 200), (0, 1), (0, 1))
+    left.axes("share correct by the tests", "judge P(yes)", ticks, ticks)
+    canvas.line([(left.x(0), left.y(0)), (left.x(1), left.y(1))], MUTED, dashed=True)
+    for b in setting["calibration"]:
+        if b["count"]:
+            tip = f"{b['count']} candidates, {100 * b['correct_share']:.0f} % correct"
+            radius = 2 + math.sqrt(b["count"]) / 2
+            canvas.circle(left.x(b["mean_confidence"]), left.y(b["correct_share"]), radius, FIRST,
+                          tip)  # fmt: skip
     rows = setting["thresholds"]
     thresholds = [r["threshold"] for r in rows]
-    for key, label, colour in (
-        ("false_positive_rate", "false positives", "#e15759"),
-        ("false_negative_rate", "false negatives", "#f28e2b"),
-        ("abstained", "abstained", "#bab0ac"),
-    ):
-        values = [r[key] if r[key] is not None else float("nan") for r in rows]
-        right.plot(thresholds, values, marker="o", label=label, color=colour)
-    right.set_xlabel("confidence threshold")
-    right.set_ylim(0, 1)
-    right.legend(fontsize=7, frameon=False)
-    for axis in (left, right):
-        axis.spines[["top", "right"]].set_visible(False)
-    return _svg(fig)
+    low = min([*thresholds, 0.5])
+    right = Frame(canvas, (420, 14, 250, 200), (low, 1.0), (0, 1))
+    right.axes("rate", "confidence threshold", ticks, [t for t in ticks if t >= low])
+    series = (
+        ("false positives", "false_positive_rate", "#e15759"),
+        ("false negatives", "false_negative_rate", "#f28e2b"),
+        ("abstained", "abstained", MUTED),
+    )
+    for label, key, colour in series:
+        points = [(right.x(r["threshold"]), right.y(r[key])) for r in rows if r[key] is not None]
+        if points:
+            canvas.line(points, colour, 1.5)
+        for x, y in points:
+            canvas.circle(x, y, 2.5, colour, label)
+    canvas.legend(420, 262, [(label, colour) for label, _, colour in series])
+    return canvas.svg()

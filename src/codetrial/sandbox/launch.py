@@ -10,6 +10,7 @@ outside.
 
 from __future__ import annotations
 
+import atexit
 import functools
 import importlib.util
 import os
@@ -28,8 +29,10 @@ _RUNTIME_FILES = ("worker.py", "codec.py")
 
 @functools.cache
 def runtime_dir() -> Path:
-    """A private folder with the worker's files (and pyseccomp when installed)."""
+    """A private folder with the worker's files (and pyseccomp when installed), removed
+    when this process exits."""
     folder = Path(tempfile.mkdtemp(prefix="codetrial-runtime-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     here = Path(__file__).parent
     for name in _RUNTIME_FILES:
         shutil.copy(here / name, folder / name)

@@ -7,6 +7,7 @@ untrusted as the candidates and run only in the sandbox."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable
 from pathlib import Path
 
 from codetrial.errors import TaskFormatError
@@ -32,6 +33,22 @@ def _compiles(test: str) -> bool:
     block = "try:\n    " + test.replace("\n", "\n    ") + "\nexcept:\n    pass\n"
     try:
         compile(block, "<generated test>", "exec")
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def runs_as_one(tests: Iterable[str]) -> bool:
+    """Whether a task's tests compile together as the body of one test function, which
+    is how CodeT runs them against each candidate. A test that compiles only at module
+    level (say, `from m import *`) makes that program fail to compile for every
+    candidate, so in CodeT the task's tests tell nothing and it picks at random."""
+    lines = ["def check():", "    pass"]
+    for test in tests:
+        lines += ["    try:", *(f"        {line}" for line in test.strip().split("\n"))]
+        lines += ["    except Exception:", "        pass"]
+    try:
+        compile("\n".join(lines) + "\n", "<generated tests>", "exec")
     except (SyntaxError, ValueError):
         return False
     return True

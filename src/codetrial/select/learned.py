@@ -17,9 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GroupKFold
-from sklearn.preprocessing import StandardScaler
 
 from codetrial.errors import ConfigError
 from codetrial.select import PoolCandidate, TaskPool, codet, consensus
@@ -126,6 +123,9 @@ class Ranker:
 
 def fit(rows: np.ndarray, labels: np.ndarray) -> Ranker:
     """Train on labelled rows; every label must occur."""
+    from sklearn.linear_model import LogisticRegression  # most of a second to import
+    from sklearn.preprocessing import StandardScaler
+
     if len(set(labels.tolist())) < 2:
         raise ConfigError(
             "a ranker needs both correct and incorrect candidates to learn from; "
@@ -167,6 +167,8 @@ def cross_validated(
     """Out-of-fold scores: each task's candidates scored by a ranker trained on the
     other folds' tasks only. A fold whose training part has a single label gives
     every candidate of its tasks the same score (no information)."""
+    from sklearn.model_selection import GroupKFold
+
     rows, y = table(pools, signals), labels(pools)
     groups = np.repeat(np.arange(len(pools)), [len(p.candidates) for p in pools])
     out = np.zeros(len(y))

@@ -4,7 +4,7 @@ the strategies read."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from codetrial.errors import ConfigError
 from codetrial.select import PoolCandidate, TaskPool
@@ -42,8 +42,10 @@ def build(
     tests: Mapping[str, Sequence[str]],
     executions: Mapping[tuple[str, str], Execution],
     judged: Mapping[tuple[str, str], float],
+    void: Collection[str] = (),
 ) -> tuple[list[TaskPool], list[list[Signals]]]:
-    """One TaskPool per task (and the ranker's extra signals, in the same order)."""
+    """One TaskPool per task (and the ranker's extra signals, in the same order). In
+    the tasks named in `void` no candidate counts as passing a generated test."""
     pools, signals = [], []
     for task_id, items in by_task.items():
         candidates, extra = [], []
@@ -54,7 +56,9 @@ def build(
                 PoolCandidate(
                     correct=entry.record.passed,
                     code=code,
-                    passed_tests=frozenset(execution.passed_tests) if execution else frozenset(),
+                    passed_tests=frozenset(
+                        execution.passed_tests if execution and task_id not in void else ()
+                    ),
                     mean_logprob=entry.record.mean_logprob,
                     visible_passed=entry.visible_passed,
                     outputs=execution.outputs if execution else None,

@@ -1,7 +1,9 @@
 """Parallel verdicts: one warm sandbox per worker, candidates judged in threads.
 
 The threads mostly wait on the sandboxed children, so `--workers N` uses N cores
-for candidate code while the caller keeps generating.
+for candidate code while the caller keeps generating. A program is judged once per
+task and gate profile: samples drawn at a temperature repeat each other, and the same
+code gets the same verdict (a verdict that says the infrastructure failed is not kept).
 """
 
 from __future__ import annotations
@@ -9,13 +11,14 @@ from __future__ import annotations
 import copy
 import json
 import queue
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from codetrial.config import Limits
 from codetrial.gate import Profile
-from codetrial.records import Candidate, Verdict
+from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.sandbox import LimitHit, Sandbox, Session, codec, open_sandbox
 from codetrial.tasks import Task
 from codetrial.verdict import judge
@@ -50,6 +53,8 @@ class JudgePool:
             self.close()
             raise
         self._executor = ThreadPoolExecutor(max_workers=len(self._sandboxes))
+        self._verdicts: dict[tuple[str, str, str | None], Future[Verdict]] = {}
+        self._lock = threading.Lock()
 
     @property
     def workers(self) -> int:
@@ -67,7 +72,35 @@ class JudgePool:
             self._free.put(sandbox)
 
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
-        return self._executor.submit(self._judge, candidate, task, profile)
+        """The candidate's verdict, to come; each call gets a future of its own."""
+        key = (task.id, profile.name, candidate.code)
+        with self._lock:
+            shared = self._verdicts.get(key)
+            if shared is None:
+                shared = self._executor.submit(self._judge, candidate, task, profile)
+                self._verdicts[key] = shared
+        mine: Future[Verdict] = Future()
+        shared.add_done_callback(lambda done: self._settle(key, done, mine))
+        return mine
+
+    def _settle(
+        self, key: tuple[str, str, str | None], shared: Future[Verdict], mine: Future[Verdict]
+    ) -> None:
+        if shared.cancelled():
+            mine.cancel()
+        elif (error := shared.exception()) is not None:
+            self._forget(key, shared)
+            mine.set_exception(error)
+        else:
+            verdict = shared.result()
+            if verdict.outcome is Outcome.INFRA_ERROR:
+                self._forget(key, shared)
+            mine.set_result(verdict)
+
+    def _forget(self, key: tuple[str, str, str | None], shared: Future[Verdict]) -> None:
+        with self._lock:
+            if self._verdicts.get(key) is shared:
+                del self._verdicts[key]
 
     def _each(
         self, code: str, task: Task, items: Sequence[T], one: Callable[[Session, T], R], stopped: R
