@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-import importlib.util
 import os
 import shutil
 import sys
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codetrial.config import Limits
+from codetrial.sandbox.seccomp import filter_program
 
 SCRATCH = "/scratch"
 LIB = "/sandbox/lib"
@@ -29,20 +29,26 @@ _RUNTIME_FILES = ("worker.py", "codec.py")
 
 @functools.cache
 def runtime_dir() -> Path:
-    """A private folder with the worker's files (and pyseccomp when installed), removed
-    when this process exits."""
+    """A private folder with the worker's files and the seccomp filters, removed when
+    this process exits."""
     folder = Path(tempfile.mkdtemp(prefix="codetrial-runtime-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     here = Path(__file__).parent
     for name in _RUNTIME_FILES:
         shutil.copy(here / name, folder / name)
-    spec = importlib.util.find_spec("pyseccomp")
-    if spec is not None and spec.origin:
-        shutil.copy(spec.origin, folder / "pyseccomp.py")
+    for processes in (False, True):
+        for sockets in (False, True):
+            program = filter_program(processes, sockets)
+            if program is not None:
+                (folder / _filter_name(processes, sockets)).write_bytes(program)
     folder.chmod(0o755)
     for path in folder.iterdir():
         path.chmod(0o644)
     return folder
+
+
+def _filter_name(deny_processes: bool, deny_sockets: bool) -> str:
+    return f"seccomp-{int(deny_processes)}{int(deny_sockets)}.bpf"
 
 
 def interpreter() -> Path:
@@ -69,12 +75,12 @@ class Launch:
     scratch: Path | None
 
 
-def _worker_flags(sandboxed: bool, limits: Limits) -> list[str]:
+def _worker_flags(folder: str, sandboxed: bool, limits: Limits) -> list[str]:
+    """`folder`: where the worker sees the runtime folder."""
     flags = ["--sandboxed"] if sandboxed else []
-    if not limits.allow_processes:
-        flags.append("--deny-processes")
-    if not limits.allow_sockets:
-        flags.append("--deny-sockets")
+    name = _filter_name(not limits.allow_processes, not limits.allow_sockets)
+    if (runtime_dir() / name).is_file():
+        flags += ["--seccomp", f"{folder}/{name}"]
     return flags
 
 
@@ -109,7 +115,7 @@ def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int) -> Launch:
         "--remount-ro", "/",
         "--chdir", SCRATCH,
         str(python), "-I", "-S", f"{LIB}/worker.py", str(control_fd), SCRATCH,
-        *_worker_flags(True, limits),
+        *_worker_flags(LIB, True, limits),
     ]  # fmt: skip
     if not str(python).startswith(str(prefix)):
         argv[argv.index("--proc") : argv.index("--proc")] = ["--ro-bind", str(python), str(python)]
@@ -122,7 +128,7 @@ def host_launch(limits: Limits, control_fd: int) -> Launch:
     argv = [
         str(interpreter()), "-I", "-S", str(runtime_dir() / "worker.py"), str(control_fd),
         str(scratch),
-        *_worker_flags(False, limits),
+        *_worker_flags(str(runtime_dir()), False, limits),
     ]  # fmt: skip
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(scratch)}
     return Launch(argv=argv, env=env, scratch=scratch)

@@ -1,9 +1,10 @@
 """The sandboxed side: a fork server that runs one candidate at a time.
 
-Standard library only (plus pyseccomp when present): it runs inside the sandbox from
-read-only files, without the rest of codetrial. The host holds a control socket to
-the server and, for each candidate, a fresh pair of pipes that only that candidate's
-process ever sees (passed to the server with SCM_RIGHTS). Messages are JSON lines:
+Standard library only: it runs inside the sandbox from read-only files, without the
+rest of codetrial; the seccomp filter comes compiled, as a BPF file, from the host.
+The host holds a control socket to the server and, for each candidate, a fresh pair
+of pipes that only that candidate's process ever sees (passed to the server with
+SCM_RIGHTS). Messages are JSON lines:
 
     host -> server    (the two pipe ends) {"op": "spawn", "code", "limits"}
     child -> host     {"loaded": [names]} | {"load_error": {"type", "message"}}
@@ -78,19 +79,13 @@ def _write(fd: int, text: str) -> None:
 
 
 class _Filter:
-    """The seccomp filter, compiled to BPF once per server; each child installs it
-    with two prctl calls instead of compiling it again."""
+    """A compiled seccomp filter (BPF instructions), installed in each child with two
+    prctl calls."""
 
     PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
 
-    def __init__(self, rules: Any) -> None:
+    def __init__(self, program: bytes) -> None:
         import ctypes
-
-        memory = os.memfd_create("seccomp")
-        with open(memory, "w+b") as exported:
-            rules.export_bpf(exported)
-            exported.seek(0)
-            program = exported.read()
 
         class _Program(ctypes.Structure):
             _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
@@ -105,28 +100,6 @@ class _Filter:
             raise OSError("could not set no_new_privs")
         if self._prctl(self.PR_SET_SECCOMP, self.SECCOMP_MODE_FILTER, self._pointer, 0, 0) != 0:
             raise OSError("could not install the seccomp filter")
-
-
-def _build_filter(deny_processes: bool, deny_sockets: bool) -> _Filter | None:
-    """The seccomp filter, or None where pyseccomp (libseccomp) is not available."""
-    try:
-        import pyseccomp as seccomp
-    except (ImportError, OSError, RuntimeError):
-        return None
-    errno_eperm = seccomp.ERRNO(1)
-    rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
-    if deny_sockets:
-        for name in ("socket", "socketpair"):
-            rules.add_rule(errno_eperm, name)
-    if deny_processes:
-        for name in ("fork", "vfork", "execve", "execveat"):
-            rules.add_rule(errno_eperm, name)
-        rules.add_rule(seccomp.ERRNO(38), "clone3")
-        clone_thread = 0x00010000
-        rules.add_rule(errno_eperm, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, clone_thread, 0))
-    for name in ("ptrace", "process_vm_writev", "process_vm_readv", "unshare", "setns"):
-        rules.add_rule(errno_eperm, name)
-    return _Filter(rules)
 
 
 def _limit(limits: dict[str, int]) -> None:
@@ -310,12 +283,16 @@ class _Control:
         self.sock.sendall(json.dumps(message).encode() + b"\n")
 
 
-def serve(control_fd: int, scratch: str, sandboxed: bool, deny: tuple[bool, bool]) -> None:
+def serve(control_fd: int, scratch: str, sandboxed: bool, seccomp: str | None) -> None:
     """`sandboxed`: this server has its own PID namespace and private /tmp and /dev/shm,
-    so it may kill every other process it sees and empty those folders."""
+    so it may kill every other process it sees and empty those folders. `seccomp`: the
+    file holding the filter's BPF program, when there is one."""
     os.chdir(scratch)
     writable = (scratch, "/tmp", "/dev/shm") if sandboxed else (scratch,)
-    rules = _build_filter(*deny)
+    rules = None
+    if seccomp is not None:
+        with open(seccomp, "rb") as program:
+            rules = _Filter(program.read())
     _reset(writable)
     control = _Control(control_fd)
     control.send({"ready": {"seccomp": rules is not None}})
@@ -354,10 +331,10 @@ def serve(control_fd: int, scratch: str, sandboxed: bool, deny: tuple[bool, bool
 
 
 if __name__ == "__main__":
-    flags = set(sys.argv[3:])
+    options = sys.argv[3:]
     serve(
         int(sys.argv[1]),
         sys.argv[2],
-        sandboxed="--sandboxed" in flags,
-        deny=("--deny-processes" in flags, "--deny-sockets" in flags),
+        sandboxed="--sandboxed" in options,
+        seccomp=options[options.index("--seccomp") + 1] if "--seccomp" in options else None,
     )
