@@ -3,7 +3,7 @@
 The threads mostly wait on the sandboxed children, so `--workers N` uses N cores
 for candidate code while the caller keeps generating. A program is judged once per
 task and gate profile: samples drawn at a temperature repeat each other, and the same
-code gets the same verdict (a verdict that says the infrastructure failed is not kept).
+code gets the same verdict (when the sandbox fails to judge it, the next copy tries again).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 from codetrial.config import Limits
 from codetrial.gate import Profile
-from codetrial.records import Candidate, Outcome, Verdict
+from codetrial.records import Candidate, Verdict
 from codetrial.sandbox import LimitHit, Sandbox, Session, codec, open_sandbox
 from codetrial.tasks import Task
 from codetrial.verdict import judge
@@ -92,10 +92,7 @@ class JudgePool:
             self._forget(key, shared)
             mine.set_exception(error)
         else:
-            verdict = shared.result()
-            if verdict.outcome is Outcome.INFRA_ERROR:
-                self._forget(key, shared)
-            mine.set_result(verdict)
+            mine.set_result(shared.result())
 
     def _forget(self, key: tuple[str, str, str | None], shared: Future[Verdict]) -> None:
         with self._lock:
