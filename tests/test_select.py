@@ -209,7 +209,7 @@ def test_ranker_learns_from_execution_feedback_across_tasks(tmp_path: Path) -> N
             )
         )
         signals.append([Signals("failed", "AssertionError", 3), Signals("passed", None, 3)])
-    scored = learned.scored(pools, learned.cross_validated(pools, signals))
+    scored = learned.scored(pools, learned.cross_validated(pools, learned.table(pools, signals)))
     assert select_pass_at_1(scored, "ranker") == [1.0] * 10
     model = learned.fit(learned.table(pools, signals), learned.labels(pools))
     model.save(tmp_path / "ranker.json")

@@ -42,6 +42,11 @@ class Message:
     content: str
 
 
+def wire(messages: Sequence[Message]) -> list[dict[str, str]]:
+    """Messages as chat APIs and the store take them."""
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
 @dataclass(frozen=True)
 class GenerationOptions:
     """Sampling conditions sent to every backend; recorded in the manifest."""
@@ -170,7 +175,7 @@ class AttemptRecord(BaseModel):
             task_id=task_id,
             sample=sample,
             attempt=attempt,
-            messages=[{"role": m.role, "content": m.content} for m in messages],
+            messages=wire(messages),
             raw_response=candidate.raw,
             code=candidate.code,
             gate_allowed=gate.allowed if gate else None,

@@ -31,6 +31,8 @@ from codetrial.tasks.jsonl import read_jsonl
 from codetrial.verdict.pool import JudgePool
 
 SAVE_EVERY = 500
+TIMEOUT_S = 20.0
+CPU_S = 3
 
 
 CODET_STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
@@ -98,8 +100,8 @@ def evaluate(
         Path | None, typer.Option(help="JSONL of {task_id, prompt} for a pool's own prompts")
     ] = None,
     workers: Annotated[int, typer.Option(help="parallel sandboxes")] = 2,
-    timeout: Annotated[float, typer.Option(help="wall seconds per sample")] = 20.0,
-    cpu_time: Annotated[int, typer.Option(help="CPU seconds per sample")] = 3,
+    timeout: Annotated[float, typer.Option(help="wall seconds per sample")] = TIMEOUT_S,
+    cpu_time: Annotated[int, typer.Option(help="CPU seconds per sample")] = CPU_S,
     gate: Annotated[str | None, typer.Option(help="gate profile (default: the suite's)")] = None,
     runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
     unsafe_host_exec: Annotated[
@@ -214,7 +216,10 @@ def _judge_all(
             record = AttemptRecord.judged(
                 verdict, candidate, model=model, task_id=task.id, sample=number
             )
-            batch.append((task, record.model_copy(update=_likelihood(line))))
+            likelihood = _likelihood(line)
+            if likelihood:
+                record = record.model_copy(update=likelihood)
+            batch.append((task, record))
             if len(batch) >= SAVE_EVERY:
                 store.save_many(batch, artifacts=False)
                 batch = []

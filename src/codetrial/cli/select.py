@@ -19,14 +19,14 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from codetrial.cli.evaluate import judge_samples, prompt_map
+from codetrial.cli.evaluate import CPU_S, TIMEOUT_S, judge_samples, prompt_map
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
 from codetrial.models import Backend, create_backend
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.records import GenerationOptions
-from codetrial.report import write_reports
-from codetrial.select import STRATEGIES, TaskPool, compare_strategies
+from codetrial.report import JUDGE_EVAL, SELECTION, write_reports
+from codetrial.select import STRATEGIES, TaskPool, compare_strategies, named
 from codetrial.select import learned as ranking
 from codetrial.select.evidence import Entry, execute
 from codetrial.select.generated import load_generated_tests, runs_as_one, write_tests
@@ -44,8 +44,6 @@ TestPrompts = Annotated[
     Path | None, typer.Option(help="JSONL of {task_id, prompt} for the tests file")
 ]
 Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
-SELECTION = "selection.json"
-JUDGE_EVAL = "judge_eval.json"
 NEEDS_TESTS = {"codet", "consensus", "ranker"}
 NEEDS_OUTPUTS = {"consensus", "ranker"}
 
@@ -74,8 +72,6 @@ def _backend(name: str, store: RunStore, role: str) -> Backend:
 @dataclass(frozen=True)
 class Evidence:
     model: str
-    tasks: list[Task]
-    by_task: dict[str, list[Entry]]
     tests: dict[str, list[str]]
     pools: list[TaskPool]
     signals: list[list[ranking.Signals]]
@@ -166,7 +162,7 @@ def gather(
                 soft_wrap=True, highlight=False,
             )  # fmt: skip
         pools, signals = build(by_task, tests, executions, judged, unusable)
-        gathered.append(Evidence(model, tasks, by_task, tests, pools, signals, source, unusable))
+        gathered.append(Evidence(model, tests, pools, signals, source, unusable))
     return gathered
 
 
@@ -187,9 +183,8 @@ def _names(strategies: str) -> list[str]:
     if strategies == "all":
         return list(STRATEGIES)
     names = [n.strip() for n in strategies.split(",") if n.strip()]
-    unknown = [n for n in names if n not in STRATEGIES]
-    if unknown:
-        raise ConfigError(f"unknown strategy {unknown[0]!r}; known: {', '.join(STRATEGIES)}")
+    for name in names:
+        named(name)
     return names
 
 
@@ -229,13 +224,16 @@ def select(
     """Compare selection strategies side by side on the same candidate pool."""
     names = _names(strategies)
     if pool is not None and run_dir is None:
-        store = judge_samples(pool, suite, data, prompts, workers, 20.0, 3, None, runs_dir, False)
+        store = judge_samples(
+            pool, suite, data, prompts, workers, TIMEOUT_S, CPU_S, None, runs_dir, False
+        )
     elif run_dir is not None and pool is None:
         store = RunStore.open(run_dir)
     else:
         raise ConfigError("give either a run directory or --pool FILE")
     try:
         report: list[dict[str, Any]] = []
+        hashes = template_hashes(SELECTION_TEMPLATES)
         for evidence in gather(
             store, names, tests_file=tests, prompts=test_prompts, test_model=test_model,
             test_samples=test_samples, judge=judge, shots=shots, workers=workers,
@@ -247,7 +245,7 @@ def select(
                 scores = (
                     ranking.Ranker.load(ranker).score(rows)
                     if ranker is not None
-                    else ranking.cross_validated(pools, evidence.signals)
+                    else ranking.cross_validated(pools, rows)
                 )
                 pools = ranking.scored(pools, scores)
             results = compare_strategies(pools, usable)
@@ -264,7 +262,7 @@ def select(
                     "tests_unusable": evidence.unusable_tests,
                     "judge": f"{judge}, {shots}-shot" if "judge" in usable else None,
                     "ranker": str(ranker) if ranker else "cross-validated by task",
-                    "prompt_sha256": template_hashes(SELECTION_TEMPLATES),
+                    "prompt_sha256": hashes,
                     "strategies": [
                         {**asdict(r), "estimate": r.estimate.as_dict()} for r in results
                     ],
@@ -315,6 +313,7 @@ def judge_eval(
         ]
         (store.run_dir / "selection").mkdir(exist_ok=True)
         settings = []
+        hashes = template_hashes(SELECTION_TEMPLATES)
         for count in shots or [0, 2]:
             judged = _judged(store, everything, judge, count)
             pairs = [
@@ -325,7 +324,7 @@ def judge_eval(
             settings.append(
                 {
                     "judge": judge, "shots": count, "candidates": len(pairs),
-                    "prompt_sha256": template_hashes(SELECTION_TEMPLATES),
+                    "prompt_sha256": hashes,
                     "correct": sum(t for _, t in pairs),
                     "thresholds": [asdict(r) for r in rows],
                     "calibration": [asdict(b) for b in calibration(pairs)],
@@ -376,8 +375,9 @@ def train_ranker(
                 signals += evidence.signals
         finally:
             store.close()
-    scored = ranking.scored(pools, ranking.cross_validated(pools, signals))
+    rows = ranking.table(pools, signals)
+    scored = ranking.scored(pools, ranking.cross_validated(pools, rows))
     results = compare_strategies(scored, ["random", "first", "ranker", "oracle"])
     console.print(_strategy_table("held-out tasks", scored, results))
-    ranking.fit(ranking.table(pools, signals), ranking.labels(pools)).save(out)
+    ranking.fit(rows, ranking.labels(pools)).save(out)
     console.print(f"ranker: {out}", soft_wrap=True, highlight=False)

@@ -44,8 +44,9 @@ TOP_LOGPROBS = 20
 
 
 def yes_share(alternatives: Sequence[tuple[str, float]]) -> float:
-    """P(yes) / (P(yes) + P(no)) from a first token's top alternatives (text, logprob);
-    any case, surrounding spaces ignored. 0.5 when neither word is among them."""
+    """P(yes) / (P(yes) + P(no)) from a first token's top alternatives (text, logprob;
+    logits shifted by one constant do as well); any case, surrounding spaces ignored.
+    0.5 when neither word is among them."""
     mass = {"yes": 0.0, "no": 0.0}
     for token, logprob in alternatives:
         word = token.strip().lower()

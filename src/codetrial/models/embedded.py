@@ -13,9 +13,9 @@ import numpy as np
 
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError, WeightsError
-from codetrial.models.base import Kind, Readiness, register
+from codetrial.models.base import Kind, Readiness, register, yes_share
 from codetrial.models.weights import DEFAULT_EMBEDDED, EMBEDDED_MODELS, EmbeddedModel
-from codetrial.records import Generation, GenerationOptions, Message
+from codetrial.records import Generation, GenerationOptions, Message, wire
 
 
 def runtime_version() -> str | None:
@@ -87,7 +87,7 @@ class EmbeddedBackend:
         llama = self._load(options)
         try:
             return llama, llama.create_chat_completion(
-                messages=[{"role": m.role, "content": m.content} for m in messages],
+                messages=wire(messages),
                 temperature=options.temperature,
                 seed=options.seed,
                 max_tokens=max_tokens,
@@ -117,11 +117,8 @@ class EmbeddedBackend:
             self._answers = {word: _word_tokens(llama, word) for word in ("yes", "no")}
         n_prompt = int((response.get("usage") or {}).get("prompt_tokens") or 0)
         logits = _logits(llama, [int(llama.input_ids[n_prompt - 1])], n_prompt - 1)[0]
-        weight = {
-            w: float(np.exp(logits[ids] - logits.max()).sum()) for w, ids in self._answers.items()
-        }
-        total = weight["yes"] + weight["no"]
-        return weight["yes"] / total if total > 0 else 0.5
+        shifted = logits - logits.max()
+        return yes_share([(w, float(shifted[i])) for w, ids in self._answers.items() for i in ids])
 
 
 def _word_tokens(llama: Any, word: str) -> list[int]:
@@ -143,10 +140,14 @@ def _logits(llama: Any, tokens: list[int], n_past: int) -> np.ndarray:
     return np.ctypeslib.as_array(llama._ctx.get_logits(), shape=shape).astype(np.float64)
 
 
-def _log_softmax(rows: np.ndarray) -> np.ndarray:
+def _target_logprob(rows: np.ndarray, targets: list[int]) -> float:
+    """The summed log-softmax of each row at its target, computed in place in `rows`
+    rather than as a second vocabulary-wide matrix."""
     top = rows.max(axis=1, keepdims=True)
-    result: np.ndarray = rows - top - np.log(np.exp(rows - top).sum(axis=1, keepdims=True))
-    return result
+    picked = rows[np.arange(len(targets)), targets][:, None]
+    np.subtract(rows, top, out=rows)
+    np.exp(rows, out=rows)
+    return float((picked - top - np.log(rows.sum(axis=1, keepdims=True))).sum())
 
 
 def _score_generated(llama: Any, n_prompt: int) -> tuple[float | None, int | None]:
@@ -162,8 +163,8 @@ def _score_generated(llama: Any, n_prompt: int) -> tuple[float | None, int | Non
     for start in range(0, len(tokens) - 1, llama.n_batch):
         chunk = tokens[start : start + llama.n_batch]
         targets = tokens[start + 1 : start + 1 + len(chunk)]
-        rows = _log_softmax(_logits(llama, chunk, n_prompt - 1 + start)[: len(targets)])
-        total += float(rows[np.arange(len(targets)), targets].sum())
+        total += _target_logprob(_logits(llama, chunk, n_prompt - 1 + start)[: len(targets)],
+                                 targets)  # fmt: skip
     return total, len(tokens) - 1
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -10,7 +11,7 @@ from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError
 from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, register
 from codetrial.models.http import JsonClient
-from codetrial.records import Generation, GenerationOptions, Message
+from codetrial.records import Generation, GenerationOptions, Message, wire
 
 _HOW_TO_START = "start it with `ollama serve`, set OLLAMA_HOST or pass --base-url"
 
@@ -60,28 +61,10 @@ class OllamaBackend:
     def close(self) -> None:
         self._http.close()
 
-    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
-        body: dict[str, Any] = {
+    def _body(self, messages: Sequence[Message], options: GenerationOptions) -> dict[str, Any]:
+        return {
             "model": self._tag,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "stream": False,
-            "think": False,
-            "logprobs": True,
-            "top_logprobs": TOP_LOGPROBS,
-            "options": {"temperature": 0.0, "seed": options.seed,
-                        "num_ctx": options.num_ctx, "num_predict": 1},
-        }  # fmt: skip
-        data = self._http.object("POST", "/api/chat", body)
-        return judged_yes(
-            data, ("logprobs", 0),
-            f"Ollama at {self._http.base_url} gave no top_logprobs for the answer's first "
-            "token; a judge needs Ollama 0.12.11 or later",
-        )  # fmt: skip
-
-    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
-        body: dict[str, Any] = {
-            "model": self._tag,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": wire(messages),
             "stream": False,
             "think": options.think,
             "options": {
@@ -91,6 +74,19 @@ class OllamaBackend:
                 "num_predict": options.max_tokens,
             },
         }
+
+    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
+        first_token = dataclasses.replace(options, temperature=0.0, max_tokens=1, think=False)
+        body = self._body(messages, first_token) | {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
+        data = self._http.object("POST", "/api/chat", body)
+        return judged_yes(
+            data, ("logprobs", 0),
+            f"Ollama at {self._http.base_url} gave no top_logprobs for the answer's first "
+            "token; a judge needs Ollama 0.12.11 or later",
+        )  # fmt: skip
+
+    def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        body = self._body(messages, options)
         started = time.monotonic()
         data = self._http.object("POST", "/api/chat", body)
         message = data.get("message")

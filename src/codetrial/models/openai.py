@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
+from typing import Any
 
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError
 from codetrial.models.base import TOP_LOGPROBS, Kind, Readiness, judged_yes, register
 from codetrial.models.http import JsonClient
-from codetrial.records import Generation, GenerationOptions, Message
+from codetrial.records import Generation, GenerationOptions, Message, wire
 
 _HOW_TO_START = (
     "start an OpenAI-compatible server (e.g. `python -m llama_cpp.server --model FILE`), "
@@ -59,16 +61,18 @@ class OpenAIBackend:
     def close(self) -> None:
         self._http.close()
 
-    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
-        body = {
+    def _body(self, messages: Sequence[Message], options: GenerationOptions) -> dict[str, Any]:
+        return {
             "model": self._model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": 0.0,
+            "messages": wire(messages),
+            "temperature": options.temperature,
             "seed": options.seed,
-            "max_tokens": 1,
-            "logprobs": True,
-            "top_logprobs": TOP_LOGPROBS,
+            "max_tokens": options.max_tokens,
         }
+
+    def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
+        first_token = dataclasses.replace(options, temperature=0.0, max_tokens=1)
+        body = self._body(messages, first_token) | {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
         data = self._http.object("POST", "/chat/completions", body)
         return judged_yes(
             data, ("choices", 0, "logprobs", "content", 0),
@@ -77,13 +81,7 @@ class OpenAIBackend:
         )  # fmt: skip
 
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
-        body = {
-            "model": self._model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "temperature": options.temperature,
-            "seed": options.seed,
-            "max_tokens": options.max_tokens,
-        }
+        body = self._body(messages, options)
         started = time.monotonic()
         data = self._http.object("POST", "/chat/completions", body)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from importlib import resources
@@ -14,6 +15,7 @@ TEMPLATES = ("system.md", "task.md", "repair.md")
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
 
+@functools.cache
 def _template(name: str) -> str:
     return (resources.files("codetrial.prompts") / name).read_text(encoding="utf-8")
 

@@ -28,8 +28,10 @@ from codetrial.report.summary import (
     summarize,
 )
 from codetrial.store import RunStore
-from codetrial.store.artifacts import slug, write_atomic
+from codetrial.store.artifacts import read_json, slug, write_atomic
 
+SELECTION = "selection.json"
+JUDGE_EVAL = "judge_eval.json"
 __all__ = ["Figures", "ModelSummary", "cell", "figures", "summarize", "write_reports"]
 
 
@@ -79,8 +81,8 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         for m in models
     }
     task_ids = list(manifest.task_sha256)
-    selection = _read_json(store.run_dir / "selection.json")
-    judge_eval = _read_json(store.run_dir / "judge_eval.json")
+    selection = read_json(store.run_dir / SELECTION, list)
+    judge_eval = read_json(store.run_dir / JUDGE_EVAL, list)
     return {
         "selection": [{**s, "chart": strategy_bars(s["strategies"])} for s in selection],
         "judge_eval": [{**j, "chart": judge_chart(j)} for j in judge_eval],
@@ -101,17 +103,6 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "slug": slug,
         "diff": _diff,
     }
-
-
-def _read_json(path: Path) -> list[dict[str, Any]]:
-    """A list written by `codetrial select` or `judge-eval`, or [] when there is none."""
-    if not path.is_file():
-        return []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return []
-    return data if isinstance(data, list) else []
 
 
 def build(store: RunStore, figures: Figures) -> Path:

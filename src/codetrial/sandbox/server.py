@@ -263,35 +263,35 @@ class Session:
         finally:
             os.close(to_child_r)
             os.close(from_child_w)
-        reply = self._receive()
+        reply = self._receive(self.deadline)
         if reply is not None and "loaded" in reply:
             self.functions = tuple(str(name) for name in reply["loaded"])
         elif reply is not None and "load_error" in reply:
             error = reply["load_error"]
             self.load_error = f"{error.get('type')}: {error.get('message')}"
 
-    def _receive(self) -> dict[str, Any] | None:
+    def _receive(self, deadline: float) -> dict[str, Any] | None:
         """The child's next message, or None when it is gone (and why is recorded)."""
         if self.stop is not None or self.exit is not None:
             return None
         try:
-            return self._from_child.next(self.deadline)
+            return self._from_child.next(deadline)
         except _Expired:
             self._halt(Stop.TIMEOUT, f"no answer within {self._limits.timeout_s:g} s wall")
         except _Broken as exc:
             if "closed" not in str(exc):
                 self._halt(Stop.OUTPUT_LIMIT if "cap" in str(exc) else Stop.CRASH, str(exc))
             else:
-                self._child_gone()
+                self._child_gone(deadline)
         return None
 
-    def _send(self, message: dict[str, Any]) -> bool:
+    def _send(self, message: dict[str, Any], deadline: float) -> bool:
         try:
             data = json.dumps(message, allow_nan=False).encode() + b"\n"
             while data:
                 data = data[os.write(self._to_child, data) :]
         except BrokenPipeError:
-            self._child_gone()
+            self._child_gone(deadline)
             return False
         return True
 
@@ -299,10 +299,10 @@ class Session:
         self.stop, self.stop_detail = stop, detail
         self._worker.kill()
 
-    def _child_gone(self) -> None:
+    def _child_gone(self, deadline: float) -> None:
         """The child closed its pipe: ask the server how it ended."""
         try:
-            exited = self._worker.exited(self.deadline + EXIT_TIMEOUT_S)
+            exited = self._worker.exited(deadline + EXIT_TIMEOUT_S)
         except (_Expired, _Broken) as exc:
             self._halt(Stop.CRASH, f"the worker did not report the exit ({exc})")
             return
@@ -333,7 +333,7 @@ class Session:
         request = {"op": "call", "name": name, "args": encoded[0], "kwargs": encoded[1]}
         if cpu_s is not None:
             request["cpu_s"] = cpu_s
-        reply = self._exchange(request, cpu_s)
+        reply = self._exchange(request)
         if "oversize" in reply:
             self._halt(Stop.OUTPUT_LIMIT, f"a reply over the size cap ({reply['oversize']})")
             raise LimitHit(Stop.OUTPUT_LIMIT, self.stop_detail)
@@ -363,21 +363,19 @@ class Session:
         process and namespace, within `cpu_s` CPU seconds there and a wall backstop
         here: whether it completed without raising. A stopped child raises LimitHit.
         `child_cpu_s` then holds the CPU time the child reports having used so far."""
-        reply = self._exchange({"op": "run", "source": source, "cpu_s": cpu_s}, cpu_s)
+        reply = self._exchange({"op": "run", "source": source, "cpu_s": cpu_s})
         with contextlib.suppress(TypeError, ValueError):
             self.child_cpu_s = float(reply.get("cpu_s", 0.0))
         return reply.get("ran") is True
 
-    def _exchange(self, request: dict[str, Any], cpu_s: float | None) -> dict[str, Any]:
+    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
         """Send a request and wait for its reply; with `cpu_s`, the wall deadline is
         that plus a margin (never beyond the session's). A stopped child raises LimitHit."""
-        session_deadline = self.deadline
-        if cpu_s is not None:
-            self.deadline = min(self.deadline, time.monotonic() + cpu_s + RUN_WALL_MARGIN_S)
-        try:
-            reply = self._receive() if self.stop is None and self._send(request) else None
-        finally:
-            self.deadline = session_deadline
+        deadline = self.deadline
+        if "cpu_s" in request:
+            deadline = min(deadline, time.monotonic() + request["cpu_s"] + RUN_WALL_MARGIN_S)
+        sent = self.stop is None and self._send(request, deadline)
+        reply = self._receive(deadline) if sent else None
         if reply is None:
             raise LimitHit(self.stop or Stop.CRASH, self.stop_detail)
         return reply

@@ -144,11 +144,12 @@ def expected_pick(pool: TaskPool, scores: Sequence[float]) -> float:
 
 def ranking(pool: TaskPool, name: str) -> list[tuple[int, float]]:
     """(candidate index, score), best first; ties keep the candidates' order."""
-    scores = _strategy(name)(pool)
+    scores = named(name)(pool)
     return sorted(enumerate(scores), key=lambda item: -item[1])
 
 
-def _strategy(name: str) -> Strategy:
+def named(name: str) -> Strategy:
+    """The strategy of this name; a ConfigError lists the known ones."""
     try:
         return STRATEGIES[name]
     except KeyError:
@@ -157,7 +158,7 @@ def _strategy(name: str) -> Strategy:
 
 def select_pass_at_1(pools: Sequence[TaskPool], name: str) -> list[float]:
     """Per task, the expected correctness of the strategy's pick."""
-    score = _strategy(name)
+    score = named(name)
     return [expected_pick(pool, score(pool)) if pool.candidates else 0.0 for pool in pools]
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from codetrial.records import AttemptRecord, Outcome, Visibility
-from codetrial.store.artifacts import write_atomic
+from codetrial.store.artifacts import read_json, write_atomic
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
 
@@ -116,10 +116,11 @@ def execute(
     """(task id, code) -> its execution, for every runnable candidate; identical code
     runs once. Outputs on the tests' inputs are gathered only when asked for. Results
     are kept in `cache` (a JSON file) and reused."""
-    known = read_cache(cache)
+    known = read_json(cache, dict)
     futures: dict[
         tuple[str, str], tuple[list[str], Future[list[bool]], Future[list[str]] | None]
     ] = {}
+    per_task: dict[str, tuple[list[str], list[list[Any]]]] = {}
     for entry in entries:
         code = entry.record.code
         key = (entry.task.id, code or "")
@@ -127,8 +128,11 @@ def execute(
         reusable = found is not None and (not outputs or found["outputs"] is not None)
         if code is None or not entry.runnable or key in futures or reusable:
             continue
-        task_tests = sorted(set(tests.get(entry.task.id, [])))
-        inputs = generated_inputs(task_tests, entry.task.entry_point)
+        if entry.task.id not in per_task:
+            task_tests = sorted(set(tests.get(entry.task.id, [])))
+            inputs = generated_inputs(task_tests, entry.task.entry_point) if outputs else []
+            per_task[entry.task.id] = task_tests, inputs
+        task_tests, inputs = per_task[entry.task.id]
         futures[key] = (
             task_tests,
             pool.submit_tests(code, entry.task, task_tests, CPU_PER_TEST_S),
@@ -157,18 +161,3 @@ def execute(
 def cache_key(key: tuple[str, str]) -> str:
     """A (task id, code) pair as a JSON object key in a `selection/` cache file."""
     return json.dumps(key)
-
-
-def from_cache_key(text: str) -> tuple[str, str]:
-    task_id, code = json.loads(text)
-    return str(task_id), str(code)
-
-
-def read_cache(path: Path) -> dict[str, Any]:
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}

@@ -16,8 +16,8 @@ from pathlib import Path
 from codetrial.models import Backend
 from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions
-from codetrial.select.evidence import Entry, cache_key, from_cache_key, read_cache
-from codetrial.store.artifacts import write_atomic
+from codetrial.select.evidence import Entry, cache_key
+from codetrial.store.artifacts import read_json, write_atomic
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
 CALIBRATION_BINS = 10
@@ -33,7 +33,7 @@ def judge_entries(
 ) -> dict[tuple[str, str], float]:
     """(task id, code) -> P(yes) for every candidate with code; identical code is
     judged once. Kept in `cache` (JSON) and reused."""
-    known = read_cache(cache)
+    known = read_json(cache, dict)
     asked = 0
     for done, entry in enumerate(entries, 1):
         code = entry.record.code
@@ -44,8 +44,13 @@ def judge_entries(
             if asked % 50 == 0:
                 write_atomic(cache, json.dumps(known))
         progress(done)
-    write_atomic(cache, json.dumps(known))
-    return {from_cache_key(k): float(v) for k, v in known.items()}
+    if asked:
+        write_atomic(cache, json.dumps(known))
+    return {
+        (e.task.id, e.record.code): float(known[cache_key((e.task.id, e.record.code))])
+        for e in entries
+        if e.record.code is not None
+    }
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ regression, saved as JSON (no pickles); it is judged on tasks it never saw.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -19,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from codetrial.errors import ConfigError
-from codetrial.select import PoolCandidate, TaskPool, codet, consensus
+from codetrial.select import TaskPool, codet, consensus
 
 OUTCOMES = (
     "passed", "failed", "error", "timeout", "memory", "output_limit", "syntax_error",
@@ -154,22 +155,20 @@ def scored(pools: Sequence[TaskPool], scores: Sequence[float]) -> list[TaskPool]
     return [
         TaskPool(
             p.task_id,
-            [PoolCandidate(**{**vars(c), "ranker_score": next(it)}) for c in p.candidates],
+            [dataclasses.replace(c, ranker_score=next(it)) for c in p.candidates],
             p.test_weights,
         )
         for p in pools
     ]
 
 
-def cross_validated(
-    pools: Sequence[TaskPool], signals: Sequence[Sequence[Signals]], folds: int = 5
-) -> list[float]:
+def cross_validated(pools: Sequence[TaskPool], rows: np.ndarray, folds: int = 5) -> list[float]:
     """Out-of-fold scores: each task's candidates scored by a ranker trained on the
-    other folds' tasks only. A fold whose training part has a single label gives
-    every candidate of its tasks the same score (no information)."""
+    other folds' tasks only (`rows`: the pools' feature table). A fold whose training
+    part has a single label gives every candidate of its tasks the same score."""
     from sklearn.model_selection import GroupKFold
 
-    rows, y = table(pools, signals), labels(pools)
+    y = labels(pools)
     groups = np.repeat(np.arange(len(pools)), [len(p.candidates) for p in pools])
     out = np.zeros(len(y))
     splits = min(folds, len(pools))

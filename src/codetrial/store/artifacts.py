@@ -6,9 +6,11 @@ the old file or the new one.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
+from typing import Any, TypeVar
 
 from codetrial.records import AttemptRecord, Visibility
 from codetrial.tasks import Task
@@ -28,6 +30,21 @@ def write_atomic(path: Path, text: str) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(text, encoding="utf-8")
     os.replace(partial, path)
+
+
+J = TypeVar("J", dict[str, Any], list[Any])
+
+
+def read_json(path: Path, kind: type[J]) -> J:
+    """A JSON file written by codetrial, or an empty `kind` when it is missing,
+    malformed or of another kind: a cache or an optional section, never an error."""
+    if not path.is_file():
+        return kind()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return kind()
+    return data if isinstance(data, kind) else kind()
 
 
 def task_dir(run_dir: Path, model: str, task_id: str) -> Path:

@@ -200,25 +200,21 @@ def run_plain_tests(
         recorder.collected = len(functions)
         for function in functions:
             started = time.perf_counter()
+            outcome, exception = "passed", None
             try:
                 function()
             except (Exception, LimitHit, pytest.fail.Exception) as exc:
-                recorder.results.append(
-                    TestResult(
-                        name=function.__name__, visibility=visibility, outcome="failed",
-                        exception_type=type(exc).__name__,
-                        duration_s=time.perf_counter() - started,
-                    )
-                )  # fmt: skip
-                where = f"{function.__code__.co_filename}::{function.__name__}"
-                output.write(f"FAILED {where}\n{_failure_text(exc)}")
-                continue
+                outcome, exception = "failed", exc
             recorder.results.append(
                 TestResult(
-                    name=function.__name__, visibility=visibility, outcome="passed",
+                    name=function.__name__, visibility=visibility, outcome=outcome,
+                    exception_type=None if exception is None else type(exception).__name__,
                     duration_s=time.perf_counter() - started,
                 )
             )  # fmt: skip
+            if exception is not None:
+                where = f"{function.__code__.co_filename}::{function.__name__}"
+                output.write(f"FAILED {where}\n{_failure_text(exception)}")
     recorder.finished = True
     passed = sum(result.outcome == "passed" for result in recorder.results)
     output.write(f"{passed} passed, {len(functions) - passed} failed\n")

@@ -8,11 +8,12 @@ code gets the same verdict (when the sandbox fails to judge it, the next copy tr
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -64,12 +65,17 @@ class JudgePool:
     def isolation(self) -> str:
         return self._sandboxes[0].isolation
 
-    def _judge(self, candidate: Candidate, task: Task, profile: Profile) -> Verdict:
+    @contextlib.contextmanager
+    def _borrowed(self) -> Iterator[Sandbox]:
         sandbox = self._free.get()
         try:
-            return judge(candidate, task, profile, sandbox, self.limits)
+            yield sandbox
         finally:
             self._free.put(sandbox)
+
+    def _judge(self, candidate: Candidate, task: Task, profile: Profile) -> Verdict:
+        with self._borrowed() as sandbox:
+            return judge(candidate, task, profile, sandbox, self.limits)
 
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
         """The candidate's verdict, to come; each call gets a future of its own."""
@@ -103,13 +109,13 @@ class JudgePool:
         self, code: str, task: Task, items: Sequence[T], one: Callable[[Session, T], R], stopped: R
     ) -> list[R]:
         """`one(session, item)` for each item, in the candidate's process; after a
-        LimitHit the item gets `stopped` and a fresh process takes the rest."""
-        sandbox = self._free.get()
+        LimitHit the item gets `stopped` and a fresh process takes the rest. A program
+        that cannot load, or is stopped while loading, gets `stopped` for every item."""
         results: list[R] = []
-        try:
+        with self._borrowed() as sandbox:
             while len(results) < len(items):
                 with sandbox.session(task.program(code), self.limits) as session:
-                    if session.load_error is not None:
+                    if session.load_error is not None or session.stop is not None:
                         return results + [stopped] * (len(items) - len(results))
                     for item in items[len(results) :]:
                         try:
@@ -117,23 +123,20 @@ class JudgePool:
                         except LimitHit:
                             results.append(stopped)
                             break
-        finally:
-            self._free.put(sandbox)
         return results
 
     def _run_tests(self, code: str, task: Task, tests: list[str], cpu_s: float) -> list[bool]:
-        spent: dict[int, float] = {}
-
-        def one(session: Session, test: str) -> bool | None:
-            try:
-                return session.run(test, cpu_s)
-            finally:
-                spent[id(session)] = session.child_cpu_s
-
-        results = self._each(code, task, tests, one, None)
-        if None in results or sum(spent.values()) > cpu_s * len(tests) + TESTS_SLACK_S:
+        if not tests:
+            return []
+        passed: list[bool] = []
+        with self._borrowed() as sandbox, sandbox.session(task.program(code), self.limits) as run:
+            if run.load_error is None:
+                with contextlib.suppress(LimitHit):
+                    for test in tests:
+                        passed.append(run.run(test, cpu_s))
+        if len(passed) < len(tests) or run.child_cpu_s > cpu_s * len(tests) + TESTS_SLACK_S:
             return [False] * len(tests)
-        return [bool(passed) for passed in results]
+        return passed
 
     def submit_tests(
         self, code: str, task: Task, tests: list[str], cpu_s: float = 1.0
