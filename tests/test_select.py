@@ -20,7 +20,7 @@ from codetrial.select import (
     ranking,
     select_pass_at_1,
 )
-from codetrial.select.evidence import Entry, Execution, generated_inputs
+from codetrial.select.evidence import Entry, Execution, execute, generated_inputs
 from codetrial.select.generated import extract_tests, runs_as_one
 from codetrial.select.judging import calibration, quality
 from codetrial.select.learned import Signals
@@ -101,6 +101,25 @@ def test_tests_that_cannot_share_one_function_leave_codet_without_evidence(
     for void, expected in (((), 1.0), ((add_task.id,), 0.5)):
         pools, _ = build(by_task, {add_task.id: starred}, executions, {}, void)
         assert select_pass_at_1(pools, "codet") == [expected]
+
+
+def test_cached_executions_are_not_reused_for_other_tests(add_task: Task, tmp_path: Path) -> None:
+    code = "def add(a, b):\n    return a + b\n"
+    record = AttemptRecord(
+        model="m", task_id=add_task.id, attempt=0, raw_response=code, code=code,
+        outcome=Outcome.PASSED,
+    )  # fmt: skip
+    entry = Entry(add_task, record)
+    pool, cache = JudgePool(1, Limits(timeout_s=3, cpu_s=1)), tmp_path / "executions.json"
+    try:
+        for tests in (
+            ["assert add(1, 2) == 3"],
+            ["assert add(2, 2) == 4", "assert add(0, 0) == 1"],
+        ):
+            (execution,) = execute([entry], {add_task.id: tests}, pool, cache).values()
+            assert execution.passed_tests == (tests[0],)
+    finally:
+        pool.close()
 
 
 def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:

@@ -94,7 +94,7 @@ def _tests(
             tests_file, tasks, prompt_map(prompts) if prompts else {t.prompt: t.id for t in tasks}
         )
         return found, f"file {tests_file}"
-    cache = store.run_dir / "selection" / f"tests-{slug(test_model or model)}.json"
+    cache = store.run_dir / "selection" / f"tests-{slug(test_model or model)}-{test_samples}.json"
     if cache.is_file():
         return json.loads(cache.read_text(encoding="utf-8")), f"model {test_model or model}"
     backend = _backend(test_model or model, store, "test")

@@ -6,6 +6,7 @@ inputs those tests use, and a judge's confidence. Hidden verdicts only label.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
@@ -115,8 +116,9 @@ def execute(
 ) -> dict[tuple[str, str], Execution]:
     """(task id, code) -> its execution, for every runnable candidate; identical code
     runs once. Outputs on the tests' inputs are gathered only when asked for. Results
-    are kept in `cache` (a JSON file) and reused."""
+    are kept in `cache` (a JSON file) and reused while the task's tests are the same."""
     known = read_json(cache, dict)
+    digests = {entry.task.id: _digest(tests.get(entry.task.id, [])) for entry in entries}
     futures: dict[
         tuple[str, str], tuple[list[str], Future[list[bool]], Future[list[str]] | None]
     ] = {}
@@ -125,7 +127,11 @@ def execute(
         code = entry.record.code
         key = (entry.task.id, code or "")
         found = known.get(cache_key(key))
-        reusable = found is not None and (not outputs or found["outputs"] is not None)
+        reusable = (
+            found is not None
+            and found.get("tests") == digests[entry.task.id]
+            and (not outputs or found["outputs"] is not None)
+        )
         if code is None or not entry.runnable or key in futures or reusable:
             continue
         if entry.task.id not in per_task:
@@ -141,6 +147,7 @@ def execute(
     for done, (key, (task_tests, passed, outputs_run)) in enumerate(futures.items(), 1):
         flags = passed.result()
         known[cache_key(key)] = {
+            "tests": digests[key[0]],
             "passed_tests": [t for t, ok in zip(task_tests, flags, strict=False) if ok],
             "outputs": outputs_run.result() if outputs_run else None,
         }
@@ -151,7 +158,7 @@ def execute(
     for entry in entries:
         key = (entry.task.id, entry.record.code or "")
         found = known.get(cache_key(key))
-        if found is not None:
+        if found is not None and found.get("tests") == digests[entry.task.id]:
             executions[key] = Execution(
                 tuple(found["passed_tests"]), tuple(found["outputs"] or ()) or None
             )
@@ -161,3 +168,8 @@ def execute(
 def cache_key(key: tuple[str, str]) -> str:
     """A (task id, code) pair as a JSON object key in a `selection/` cache file."""
     return json.dumps(key)
+
+
+def _digest(tests: Sequence[str]) -> str:
+    """Which set of generated tests an execution ran against."""
+    return hashlib.sha256("\0".join(sorted(set(tests))).encode()).hexdigest()
