@@ -9,22 +9,33 @@ codetrial, the same behaviour to any evaluator), which shows the speed without
 that. The script checks that every per-sample verdict agrees with the official
 one and prints wall time (median of `--repeat` runs, each evaluator in its own
 process, timed from start to exit), samples/s and the ratios.
+
+It also prints codetrial's floor on this machine: the start-up and reporting of an
+`evaluate` of one sample, plus one fresh sandboxed process per distinct program of
+the file (forked, loaded, ended; no test runs), two at a time. No verdict can come
+faster than that, so official / floor is the largest ratio a fresh process per
+program allows here.
 Usage: python -m bench.humaneval_vs_official [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.samples import write_samples
-from codetrial.tasks import load_suite
+from codetrial.cli.evaluate import read_samples
+from codetrial.config import Limits
+from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.tasks import Task, load_suite
 
 OFFICIAL = (
     "import sys\n"
@@ -60,6 +71,38 @@ def codetrial_run(samples: Path, runs: Path) -> tuple[float, list[bool], str]:
     return seconds, [json.loads(line)["passed"] for line in lines], isolation
 
 
+def fresh_processes(samples: Path, tasks: list[Task], workers: int = 2) -> float:
+    """Seconds to load each distinct program that parses in a fresh sandboxed process."""
+    programs = {(task.id, task.program(code)) for _, task, code in read_samples(samples, tasks)}
+    runnable = [program for _, program in sorted(programs) if _parses(program)]
+    limits = Limits()
+    sandboxes = [open_sandbox(limits) for _ in range(workers)]
+
+    def load(share: tuple[Sandbox, list[str]]) -> None:
+        sandbox, mine = share
+        for program in mine:
+            with sandbox.session(program) as session:
+                assert session.stop is None and session.load_error is None
+
+    try:
+        started = time.perf_counter()
+        with ThreadPoolExecutor(workers) as pool:
+            shares = [(sandbox, runnable[i::workers]) for i, sandbox in enumerate(sandboxes)]
+            list(pool.map(load, shares))
+        return time.perf_counter() - started
+    finally:
+        for sandbox in sandboxes:
+            sandbox.close()
+
+
+def _parses(program: str) -> bool:
+    try:
+        ast.parse(program)
+    except SyntaxError:
+        return False
+    return True
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
@@ -72,7 +115,12 @@ def main() -> None:
     distinct_copies(samples, distinct)
     count = len(tasks) * len(MIX)
 
-    times: dict[str, list[float]] = {"official": [], "codetrial": [], "distinct": []}
+    one = folder / "one.jsonl"
+    one.write_text(samples.read_text().splitlines()[0] + "\n")
+    times: dict[str, list[float]] = {
+        "official": [], "codetrial": [], "distinct": [], "startup": [], "processes": [],
+        "processes-distinct": [],
+    }  # fmt: skip
     disagree = {"codetrial": 0, "distinct": 0}
     isolation = ""
     for _ in range(repeat):
@@ -83,6 +131,9 @@ def main() -> None:
             seconds, ours, isolation = codetrial_run(path, folder / f"runs-{name}")
             times[name].append(seconds)
             disagree[name] += sum(a != b for a, b in zip(official, ours, strict=True))
+        times["startup"].append(codetrial_run(one, folder / "runs-one")[0])
+        times["processes"].append(fresh_processes(samples, tasks))
+        times["processes-distinct"].append(fresh_processes(distinct, tasks))
 
     official_s = statistics.median(times["official"])
     print(f"{count} samples (164 tasks x 5 canonical + 5 broken), median of {repeat} runs")
@@ -97,6 +148,14 @@ def main() -> None:
             f"{label} {ours_s:6.2f} s  {count / ours_s:6.1f}/s  "
             f"speed-up {official_s / ours_s:4.1f}x  "
             f"verdicts differ on {disagree[name]} of {count * repeat}"
+        )
+    startup = statistics.median(times["startup"])
+    for name, label in (("processes", "the file"), ("processes-distinct", "every program new")):
+        floor = startup + statistics.median(times[name])
+        print(
+            f"floor, {label:17} {floor:6.2f} s  (start-up and report {startup:.2f} s + a fresh "
+            f"process per distinct program {floor - startup:.2f} s): at most "
+            f"{official_s / floor:4.1f}x"
         )
     print(f"codetrial isolation: {isolation}")
 

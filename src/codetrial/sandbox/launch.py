@@ -16,6 +16,7 @@ import os
 import shutil
 import sys
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +28,18 @@ LIB = "/sandbox/lib"
 _RUNTIME_FILES = ("worker.py", "codec.py")
 
 
-@functools.cache
+_RUNTIME_LOCK = threading.Lock()
+
+
 def runtime_dir() -> Path:
     """A private folder with the worker's files and the seccomp filters, removed when
-    this process exits."""
+    this process exits. Sandboxes start in parallel; they share one folder."""
+    with _RUNTIME_LOCK:
+        return _new_runtime_dir()
+
+
+@functools.cache
+def _new_runtime_dir() -> Path:
     folder = Path(tempfile.mkdtemp(prefix="codetrial-runtime-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     here = Path(__file__).parent

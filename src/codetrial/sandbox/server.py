@@ -36,6 +36,7 @@ START_TIMEOUT_S = 20.0
 EXIT_TIMEOUT_S = 5.0
 RUN_WALL_MARGIN_S = 1.0
 MESSAGE_CAP = 64 * 1024 * 1024
+READ_SIZE = 65536
 
 
 class Stop(StrEnum):
@@ -94,7 +95,7 @@ class _Lines:
                 raise _Expired()
             if not self._poll.poll(remaining * 1000):
                 continue
-            chunk = os.read(self.fd, 1 << 20)
+            chunk = os.read(self.fd, READ_SIZE)
             if not chunk:
                 raise _Broken("the other side closed its end")
             self._buffer += chunk

@@ -25,6 +25,9 @@ never write on the server's channel.
 
 from __future__ import annotations
 
+# Every child compiles a candidate and may format a traceback; both need the AST
+# types, which importing ast builds once here rather than in each child.
+import ast  # noqa: F401
 import builtins
 import contextlib
 import json
@@ -267,7 +270,7 @@ class _Control:
     def next(self) -> tuple[dict[str, Any], list[int]] | None:
         fds: list[int] = []
         while b"\n" not in self.buffer:
-            data, received, _, _ = socket.recv_fds(self.sock, 1 << 20, 2)
+            data, received, _, _ = socket.recv_fds(self.sock, 65536, 2)
             if not data:
                 return None
             fds.extend(received)

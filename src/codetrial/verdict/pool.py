@@ -44,15 +44,18 @@ class JudgePool:
     def __init__(self, workers: int, limits: Limits, unsafe_host_exec: bool = False) -> None:
         self.limits = limits
         self._free: queue.Queue[Sandbox] = queue.Queue()
-        self._sandboxes = []
-        try:
-            for _ in range(max(1, workers)):
-                sandbox = open_sandbox(limits, unsafe_host_exec)
-                self._sandboxes.append(sandbox)
-                self._free.put(sandbox)
-        except BaseException:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as starter:
+            starting = [
+                starter.submit(open_sandbox, limits, unsafe_host_exec)
+                for _ in range(max(1, workers))
+            ]
+        self._sandboxes = [future.result() for future in starting if not future.exception()]
+        failed = next((future.exception() for future in starting if future.exception()), None)
+        if failed is not None:
             self.close()
-            raise
+            raise failed
+        for sandbox in self._sandboxes:
+            self._free.put(sandbox)
         self._executor = ThreadPoolExecutor(max_workers=len(self._sandboxes))
         self._verdicts: dict[tuple[str, str, str | None], Future[Verdict]] = {}
         self._lock = threading.Lock()
