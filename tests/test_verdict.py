@@ -8,8 +8,8 @@ from codetrial.records import Candidate, Outcome, TestResult, Visibility
 from codetrial.sandbox import Stop
 from codetrial.tasks import Task, load_folder
 from codetrial.verdict import classify
-from codetrial.verdict.harness import run_plain_tests, run_pytest_main
 from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pytest_harness import run_plain_tests, run_pytest_main
 from tests.conftest import FAST_LIMITS, write_task
 
 CASES = {
