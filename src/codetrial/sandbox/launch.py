@@ -16,7 +16,6 @@ import os
 import shutil
 import sys
 import tempfile
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,18 +27,10 @@ LIB = "/sandbox/lib"
 _RUNTIME_FILES = ("worker.py", "codec.py")
 
 
-_RUNTIME_LOCK = threading.Lock()
-
-
+@functools.cache
 def runtime_dir() -> Path:
     """A private folder with the worker's files and the seccomp filters, removed when
-    this process exits. Sandboxes start in parallel; they share one folder."""
-    with _RUNTIME_LOCK:
-        return _new_runtime_dir()
-
-
-@functools.cache
-def _new_runtime_dir() -> Path:
+    this process exits."""
     folder = Path(tempfile.mkdtemp(prefix="codetrial-runtime-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     here = Path(__file__).parent

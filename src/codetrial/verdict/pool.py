@@ -44,18 +44,17 @@ class JudgePool:
     def __init__(self, workers: int, limits: Limits, unsafe_host_exec: bool = False) -> None:
         self.limits = limits
         self._free: queue.Queue[Sandbox] = queue.Queue()
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as starter:
-            starting = [
-                starter.submit(open_sandbox, limits, unsafe_host_exec)
-                for _ in range(max(1, workers))
-            ]
-        self._sandboxes = [future.result() for future in starting if not future.exception()]
-        failed = next((future.exception() for future in starting if future.exception()), None)
-        if failed is not None:
+        self._sandboxes = []
+        try:
+            # One after another in this thread: bubblewrap's --die-with-parent ends a
+            # sandbox when the thread that started it ends, so no short-lived threads.
+            for _ in range(max(1, workers)):
+                sandbox = open_sandbox(limits, unsafe_host_exec)
+                self._sandboxes.append(sandbox)
+                self._free.put(sandbox)
+        except BaseException:
             self.close()
-            raise failed
-        for sandbox in self._sandboxes:
-            self._free.put(sandbox)
+            raise
         self._executor = ThreadPoolExecutor(max_workers=len(self._sandboxes))
         self._verdicts: dict[tuple[str, str, str | None], Future[Verdict]] = {}
         self._lock = threading.Lock()
