@@ -48,6 +48,19 @@ def test_prompt_helpers_are_available_to_candidate_and_test(judge_code) -> None:
     assert judge_code(uses_helper, mean, "off").outcome is Outcome.PASSED
 
 
+def test_a_failed_check_shows_its_own_line_and_what_the_candidate_raised(judge_code) -> None:  # type: ignore[no-untyped-def]
+    task = load_suite("humaneval")[0]
+    wrong = judge_code(task.prompt + "    return None\n", task, "off")
+    assert wrong.outcome is Outcome.FAILED
+    assert 'File "HumanEval/0/check.py", line 10, in check' in wrong.hidden_output
+    assert "assert candidate([1.0, 2.0, 3.9, 4.0, 5.0, 2.2], 0.3) == True" in wrong.hidden_output
+    raising = judge_code(task.prompt + "    raise KeyError('broken')\n", task, "off")
+    assert raising.outcome is Outcome.ERROR
+    assert "raised in the candidate" in raising.hidden_output
+    for verdict in (wrong, raising):
+        assert "codetrial" not in verdict.hidden_output
+
+
 def test_missing_data_file_names_what_is_expected(tmp_path: Path) -> None:
     with pytest.raises(TaskFormatError, match=r"--data PATH pointing at HumanEvalPlus\.jsonl"):
         load_suite("humaneval+")

@@ -13,6 +13,7 @@ needs it).
 from __future__ import annotations
 
 import functools
+import linecache
 import traceback
 import types
 from collections.abc import Callable
@@ -53,6 +54,14 @@ def _compiled(source: str, name: str) -> types.CodeType:
     return compile(source, name, "exec")
 
 
+def _loaded(source: str, task: Task, name: str) -> types.CodeType:
+    """The task's code compiled under a name of its own, its lines registered, so
+    that tracebacks show them without looking for a file of that name."""
+    where = f"{task.id}/{name}"
+    linecache.cache[where] = (len(source), None, source.splitlines(True), where)
+    return _compiled(source, where)
+
+
 def run_check(task: Task, visibility: Visibility, session: Session) -> tuple[Recorder, str]:
     """Run the task's check code against the candidate: the test passes when it
     returns without raising. Compiled once per task and reused."""
@@ -65,22 +74,37 @@ def run_check(task: Task, visibility: Visibility, session: Session) -> tuple[Rec
             raise ImportError(f"cannot import name {task.entry_point!r}: {detail}")
         namespace: dict[str, object] = {"__name__": "__check__"}
         if task.context:
-            exec(_compiled(task.context, "context.py"), namespace)
+            exec(_loaded(task.context, task, "context.py"), namespace)
         namespace[task.entry_point] = candidate
         for test in task.tests_of(visibility):
-            exec(_compiled(test.source, test.name), namespace)
+            exec(_loaded(test.source, task, test.name), namespace)
         check = namespace.get("check")
         if callable(check):
             check(candidate)
     except (Exception, LimitHit) as exc:
         outcome = "failed" if isinstance(exc, AssertionError) else "error"
         exception = type(exc).__name__
-        output = "".join(traceback.format_exception(exc, limit=-3))
+        output = _failure_text(exc, task)
     recorder.results.append(
         TestResult(name="check", visibility=visibility, outcome=outcome, exception_type=exception)
     )
     recorder.finished = True
     return recorder, output
+
+
+def _failure_text(exc: BaseException, task: Task) -> str:
+    """The failure as the check sees it: the check's own frames with their lines, then
+    the exception (and what the candidate raised), without codetrial's frames."""
+    chain = []
+    tb = exc.__traceback__
+    while tb is not None:
+        chain.append(tb)
+        tb = tb.tb_next
+    frames = None
+    for tb in reversed(chain):
+        if tb.tb_frame.f_code.co_filename.startswith(f"{task.id}/"):
+            frames = types.TracebackType(frames, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
+    return "".join(traceback.format_exception(type(exc), exc, frames))
 
 
 def run_pytest(task: Task, visibility: Visibility, session: Session) -> tuple[Recorder, str]:
