@@ -21,7 +21,7 @@ from codetrial.config import Endpoints
 from codetrial.models import create_backend
 from codetrial.models.embedded import EmbeddedBackend, _score_generated
 from codetrial.models.weights import QWEN_CODER_05B
-from codetrial.records import GenerationOptions, Message
+from codetrial.records import GenerationOptions, Message, wire
 
 PROMPTS = (
     "Write a Python function is_prime(n) that returns True when n is prime.",
@@ -49,7 +49,7 @@ def main(runs: int) -> None:
         scoring.append((time.perf_counter() - started) / elapsed)
         started = time.perf_counter()
         response = per_token.create_chat_completion(
-            messages=[{"role": m.role, "content": m.content} for m in messages],
+            messages=wire(messages),
             temperature=0.8, seed=100 + index, max_tokens=200, logprobs=True, top_logprobs=1,
         )  # fmt: skip
         assert response["choices"][0]["logprobs"], "llama-cpp returned no per-token logprobs"

@@ -47,6 +47,7 @@ import codec
 
 PROTOCOL_IN, PROTOCOL_OUT = 10, 11
 LINE_CAP = 16 * 1024 * 1024
+READ_SIZE = 65536
 OUTPUT_FILE = "output.txt"
 _MB = 1024 * 1024
 
@@ -60,7 +61,7 @@ class _Lines:
 
     def next(self) -> dict[str, Any] | None:
         while b"\n" not in self.buffer:
-            chunk = os.read(self.fd, 65536)
+            chunk = os.read(self.fd, READ_SIZE)
             if not chunk:
                 return None
             self.buffer += chunk
@@ -270,7 +271,7 @@ class _Control:
     def next(self) -> tuple[dict[str, Any], list[int]] | None:
         fds: list[int] = []
         while b"\n" not in self.buffer:
-            data, received, _, _ = socket.recv_fds(self.sock, 65536, 2)
+            data, received, _, _ = socket.recv_fds(self.sock, READ_SIZE, 2)
             if not data:
                 return None
             fds.extend(received)

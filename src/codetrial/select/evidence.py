@@ -118,7 +118,13 @@ def execute(
     runs once. Outputs on the tests' inputs are gathered only when asked for. Results
     are kept in `cache` (a JSON file) and reused while the task's tests are the same."""
     known = read_json(cache, dict)
-    digests = {entry.task.id: _digest(tests.get(entry.task.id, [])) for entry in entries}
+    digests = {task_id: _digest(tests.get(task_id, [])) for task_id in {e.task.id for e in entries}}
+
+    def current(key: tuple[str, str]) -> dict[str, Any] | None:
+        """The cached execution of this (task id, code), if it ran the same tests."""
+        found = known.get(cache_key(key))
+        return found if found is not None and found.get("tests") == digests[key[0]] else None
+
     futures: dict[
         tuple[str, str], tuple[list[str], Future[list[bool]], Future[list[str]] | None]
     ] = {}
@@ -126,12 +132,8 @@ def execute(
     for entry in entries:
         code = entry.record.code
         key = (entry.task.id, code or "")
-        found = known.get(cache_key(key))
-        reusable = (
-            found is not None
-            and found.get("tests") == digests[entry.task.id]
-            and (not outputs or found["outputs"] is not None)
-        )
+        found = current(key)
+        reusable = found is not None and (not outputs or found["outputs"] is not None)
         if code is None or not entry.runnable or key in futures or reusable:
             continue
         if entry.task.id not in per_task:
@@ -157,8 +159,7 @@ def execute(
     executions = {}
     for entry in entries:
         key = (entry.task.id, entry.record.code or "")
-        found = known.get(cache_key(key))
-        if found is not None and found.get("tests") == digests[entry.task.id]:
+        if (found := current(key)) is not None:
             executions[key] = Execution(
                 tuple(found["passed_tests"]), tuple(found["outputs"] or ()) or None
             )
