@@ -33,6 +33,14 @@ def test_tasks_lists_the_suite() -> None:
     assert "merge_intervals" in result.stdout and "shortest_path_grid" in result.stdout
 
 
+def test_tasks_lists_a_data_file_suite_and_says_when_the_file_is_missing() -> None:
+    listed = cli("tasks", "--suite", "mbpp+", "--data", FIXTURES / "benchmarks" / "MbppPlus.jsonl")
+    assert listed.returncode == 0 and "Mbpp/" in listed.stdout
+    missing = cli("tasks", "--suite", "mbpp+")
+    assert missing.returncode != 0 and "--data PATH" in missing.stderr
+    _no_traceback(missing)
+
+
 def test_models_lists_backends() -> None:
     result = cli("models", "--ollama-url", "http://127.0.0.1:9")
     assert result.returncode == 0, result.stderr

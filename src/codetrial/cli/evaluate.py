@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from codetrial.cli.options import DataFile, Workers
 from codetrial.cli.report import show
 from codetrial.cli.views import console
 from codetrial.config import RunConfig
@@ -95,11 +96,11 @@ def evaluate(
     suite: Annotated[str, typer.Option(help="humaneval, humaneval+, mbpp, mbpp+ or a path")] = (
         "humaneval"
     ),
-    data: Annotated[Path | None, typer.Option(help="data file for humaneval+/mbpp/mbpp+")] = None,
+    data: DataFile = None,
     prompts: Annotated[
         Path | None, typer.Option(help="JSONL of {task_id, prompt} for a pool's own prompts")
     ] = None,
-    workers: Annotated[int, typer.Option(help="parallel sandboxes")] = 2,
+    workers: Workers = 2,
     timeout: Annotated[float, typer.Option(help="wall seconds per sample")] = TIMEOUT_S,
     cpu_time: Annotated[int, typer.Option(help="CPU seconds per sample")] = CPU_S,
     gate: Annotated[str | None, typer.Option(help="gate profile (default: the suite's)")] = None,

@@ -15,6 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from codetrial.cli.options import DataFile, Workers
 from codetrial.cli.report import show
 from codetrial.cli.views import console
 from codetrial.config import RunConfig, endpoints_from_env
@@ -53,7 +54,7 @@ def run(
     suite: Annotated[str, typer.Option(help="built-in suite, humaneval, or a path")] = (
         "contracts10"
     ),
-    data: Annotated[Path | None, typer.Option(help="data file for humaneval+/mbpp/mbpp+")] = None,
+    data: DataFile = None,
     task: Annotated[list[str], typer.Option(help="only these task ids")] = [],  # noqa: B006
     limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
     samples: Annotated[int, typer.Option(help="candidates per task")] = 1,
@@ -65,7 +66,7 @@ def run(
     repair_attempts: Annotated[int, typer.Option(help="bounded repair attempts")] = 1,
     timeout: Annotated[float, typer.Option(help="wall seconds per test run")] = 10.0,
     cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
-    workers: Annotated[int, typer.Option(help="parallel sandboxes")] = 1,
+    workers: Workers = 1,
     gate: Annotated[
         str | None, typer.Option(help="builtins-only, stdlib or off (default: the suite's)")
     ] = None,

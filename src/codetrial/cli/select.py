@@ -20,6 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from codetrial.cli.evaluate import CPU_S, TIMEOUT_S, judge_samples, prompt_map
+from codetrial.cli.options import DataFile, Workers
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
 from codetrial.models import Backend, create_backend
@@ -43,7 +44,6 @@ TestsFile = Annotated[
 TestPrompts = Annotated[
     Path | None, typer.Option(help="JSONL of {task_id, prompt} for the tests file")
 ]
-Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
 NEEDS_TESTS = {"codet", "consensus", "ranker"}
 NEEDS_OUTPUTS = {"consensus", "ranker"}
 
@@ -201,7 +201,7 @@ def select(
         Path | None, typer.Option(help="a samples file from any tool, judged first")
     ] = None,
     suite: Annotated[str, typer.Option(help="the pool's suite")] = "humaneval",
-    data: Annotated[Path | None, typer.Option(help="data file for humaneval+/mbpp/mbpp+")] = None,
+    data: DataFile = None,
     prompts: Annotated[
         Path | None, typer.Option(help="JSONL of {task_id, prompt} matching the files' prompts")
     ] = None,

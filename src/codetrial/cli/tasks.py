@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from codetrial.cli.options import DataFile
 from codetrial.cli.views import console
 from codetrial.records import Visibility
 from codetrial.tasks import known_suites, load_suite
@@ -16,12 +17,13 @@ def tasks(
     suite: Annotated[str, typer.Option(help="built-in suite or folder of task folders")] = (
         "contracts10"
     ),
+    data: DataFile = None,
 ) -> None:
     """List the tasks of a suite (built-in suites: see the table title)."""
     table = Table(title=f"{suite} (built-in suites: {', '.join(known_suites())})")
     for header in ("task", "function", "visible tests", "hidden tests", "reference"):
         table.add_column(header)
-    for task in load_suite(suite):
+    for task in load_suite(suite, None, data):
         table.add_row(
             task.id,
             task.signature.source.splitlines()[0].removesuffix(":"),
