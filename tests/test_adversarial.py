@@ -10,8 +10,14 @@ list.
 from __future__ import annotations
 
 import os
+import re
 import secrets
+import shutil
+import signal
 import socket
+import subprocess
+import sys
+import sysconfig
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,10 +25,12 @@ from pathlib import Path
 
 import pytest
 
+import codetrial
 from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.sandbox.cgroup import Cgroup
 from codetrial.tasks import Task, load_folder
 from codetrial.verdict import judge
 from tests.conftest import FIXTURES, write_task
@@ -138,26 +146,61 @@ def _judge(sandbox: Sandbox, task: Task, code: str, profile: str = "off") -> Ver
 
 
 SAMPLES = sorted(HOSTILE.glob("*.py"))
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What a hostile sample must end in, and the evidence of what stopped it: a
+    pattern found in the verdict's detail and test output."""
+
+    outcome: Outcome
+    evidence: str
+
+
+NO_ANSWER = rf"AssertionError: assert (?!{ANSWER}\b)\S+ == {ANSWER}"
 EXPECTED = {
-    "infinite_loop": Outcome.TIMEOUT,
-    "sleep_forever": Outcome.TIMEOUT,
-    "signal_handlers": Outcome.TIMEOUT,
-    "memory_bomb": Outcome.MEMORY,
-    "huge_result": Outcome.OUTPUT_LIMIT,
-    "ctypes_segfault": Outcome.ERROR,
-    "os_exit_in_call": Outcome.ERROR,
-    "fake_summary": Outcome.ERROR,
-    "sys_exit_at_import": Outcome.ERROR,
-    "kill_parent": Outcome.FAILED,
-    "always_equal": Outcome.FAILED,
-    "always_equal_merge": Outcome.FAILED,
-    "frame_peek": Outcome.FAILED,
-    "read_stdin": Outcome.FAILED,
+    "always_equal": Stopped(Outcome.FAILED, "returned a Anything, which is not plain data"),
+    "always_equal_merge": Stopped(Outcome.FAILED, "returned a Anything, which is not plain data"),
+    "connect_loopback": Stopped(Outcome.FAILED, r"\[Errno 1\] Operation not permitted"),
+    "ctypes_segfault": Stopped(Outcome.ERROR, r"process ended \(signal 11\)"),
+    "disk_fill": Stopped(Outcome.FAILED, r"'big:EFBIG', '/tmp/big:EFBIG', '/dev/shm/big:ENOSPC'"),
+    "drop_conftest": Stopped(Outcome.FAILED, NO_ANSWER),
+    "fake_result_files": Stopped(Outcome.FAILED, NO_ANSWER),
+    "fake_summary": Stopped(Outcome.ERROR, r"process ended \(code 0\)"),
+    "fork_bomb": Stopped(Outcome.FAILED, r"\['EPERM'\], 'forked 0'"),
+    "frame_peek": Stopped(Outcome.FAILED, NO_ANSWER),
+    "huge_result": Stopped(Outcome.OUTPUT_LIMIT, "over the size cap"),
+    "huge_stdout": Stopped(Outcome.ERROR, r"\[Errno 27\] File too large"),
+    "infinite_loop": Stopped(Outcome.TIMEOUT, "over 2 s of CPU"),
+    "kill_parent": Stopped(Outcome.FAILED, NO_ANSWER),
+    "memory_bomb": Stopped(Outcome.MEMORY, "MemoryError"),
+    "monkeypatch_runner": Stopped(Outcome.FAILED, NO_ANSWER),
+    "os_exit_in_call": Stopped(Outcome.ERROR, r"process ended \(code 0\)"),
+    "read_answer_key": Stopped(Outcome.FAILED, NO_ANSWER),
+    "read_installed_packages": Stopped(Outcome.FAILED, NO_ANSWER),
+    "read_secrets": Stopped(
+        Outcome.FAILED,
+        "canary:absent env:HOME,LANG,PATH,PWD,PYTHONDONTWRITEBYTECODE "
+        "/etc/shadow:ENOENT /etc/passwd:ENOENT",
+    ),
+    "read_stdin": Stopped(Outcome.FAILED, NO_ANSWER),
+    "recursion_bomb": Stopped(Outcome.TIMEOUT, "over 2 s of CPU"),
+    "remount_usr": Stopped(Outcome.ERROR, r"\[Errno 30\] Read-only file system"),
+    "setuid_escalate": Stopped(Outcome.FAILED, r"assert 65534 == 918273645"),
+    "signal_handlers": Stopped(Outcome.TIMEOUT, "over 2 s of CPU"),
+    "sleep_forever": Stopped(Outcome.TIMEOUT, "no answer within 4 s wall"),
+    "sys_exit_at_import": Stopped(Outcome.ERROR, "failed to load: SystemExit"),
+    "thread_bomb": Stopped(Outcome.ERROR, r"can't start new thread after \d+ threads"),
+    "write_outside": Stopped(Outcome.FAILED, NO_ANSWER),
 }
 
 
+def test_every_hostile_sample_has_an_expectation() -> None:
+    assert sorted(EXPECTED) == [path.stem for path in SAMPLES]
+
+
 @pytest.mark.parametrize("path", SAMPLES, ids=lambda p: p.stem)
-def test_hostile_sample_does_not_pass(  # type: ignore[no-untyped-def]
+def test_hostile_sample_is_stopped(  # type: ignore[no-untyped-def]
     path: Path, sandbox: Sandbox, tasks: dict[str, Task], canaries: Canaries
 ) -> None:
     code = path.read_text()
@@ -165,8 +208,10 @@ def test_hostile_sample_does_not_pass(  # type: ignore[no-untyped-def]
     sandbox.start()
     worker_tree = len(_descendants())
     verdict = _judge(sandbox, task, code)
-    assert verdict.outcome is not Outcome.PASSED, verdict.visible_output
-    assert verdict.outcome is EXPECTED.get(path.stem, verdict.outcome), verdict.detail
+    expected = EXPECTED[path.stem]
+    shown = f"{verdict.detail}\n{verdict.visible_output}"
+    assert verdict.outcome is expected.outcome, shown
+    assert re.search(expected.evidence, shown), shown
     canaries.check(verdict)
     sandbox.start()
     assert len(_descendants()) == worker_tree
@@ -236,3 +281,123 @@ def test_gate_bypasses_are_rejected_by_the_gate(
 def test_isolation_is_named(sandbox: Sandbox) -> None:
     assert sandbox.isolation.startswith("bwrap+seccomp+")
     assert sandbox.isolation.endswith("+rlimits")
+
+
+def _base_site_packages() -> Path:
+    base = {"base": sys.base_prefix, "platbase": sys.base_prefix}
+    return Path(sysconfig.get_path("purelib", vars=base))
+
+
+SEARCH = (HOSTILE / "read_installed_packages.py").read_text()
+PROBE = """
+import errno, importlib
+def probe(paths, modules):
+    seen = {}
+    for path in paths:
+        try:
+            with open(path, "rb"):
+                seen[path] = "read"
+        except OSError as exc:
+            seen[path] = errno.errorcode[exc.errno]
+    for name in modules:
+        seen[name] = importlib.import_module(name).__file__
+    return seen
+"""
+
+
+@pytest.fixture
+def planted() -> Iterator[Path]:
+    """codetrial's own package files (suites with hidden tests and references) in the
+    base interpreter's site-packages, where an install outside a venv puts them."""
+    site = _base_site_packages()
+    if not os.access(site, os.W_OK):
+        pytest.skip(f"{site} is not writable here, so nothing can be installed into it")
+    folder = site / f"codetrial-planted-{secrets.token_hex(4)}"
+    shutil.copytree(Path(codetrial.__file__).parent, folder / "codetrial")
+    yield folder
+    shutil.rmtree(folder)
+
+
+def test_installed_packages_are_invisible_and_the_stdlib_still_imports(
+    sandbox: Sandbox, planted: Path
+) -> None:
+    site = _base_site_packages()
+    assert (site / "pip").is_dir()
+    files = [
+        *sorted(str(p) for p in planted.rglob("test_hidden.py")),
+        *sorted(str(p) for p in planted.rglob("reference.py")),
+        *sorted(str(p) for p in site.glob("pip/*.py")),
+    ]
+    assert len(files) > 20
+    modules = ["json", "decimal", "_decimal", "hashlib", "_sqlite3"]
+    with sandbox.session(PROBE) as session:
+        seen = session.call("probe", [files, modules], {})
+    assert {seen[path] for path in files} == {"ENOENT"}
+    assert "/lib-dynload/" in seen["_decimal"] and "/lib-dynload/" in seen["_sqlite3"]
+    with sandbox.session(SEARCH) as session:
+        assert session.call("secret_key", [], {}) == []
+
+
+def test_cgroup_memory_and_pids_limits_are_in_force(sandbox: Sandbox) -> None:
+    """Only where this machine gives the sandbox a cgroup; the hostile samples above
+    show that the rlimits and seccomp hold without one."""
+    sandbox.start()
+    group = sandbox.cgroup
+    if group is None:
+        pytest.skip("no cgroup with memory and pids controllers here")
+    memory_file = "memory.max" if group.version == 2 else "memory.limit_in_bytes"
+    memory = next(f / memory_file for f in group.folders if (f / memory_file).is_file())
+    pids = next(f / "pids.max" for f in group.folders if (f / "pids.max").is_file())
+    expected = (LIMITS.memory_mb + 2 * LIMITS.scratch_mb + 64) * 1024 * 1024
+    assert int(memory.read_text()) == expected
+    assert int(pids.read_text()) == LIMITS.max_processes
+    members = {int(pid) for f in group.folders for pid in (f / "cgroup.procs").read_text().split()}
+    assert members and members <= _descendants()
+
+    bomb = (HOSTILE / "thread_bomb.py").read_text()
+    with sandbox.session(bomb) as session, pytest.raises(RuntimeError) as raised:
+        session.call("secret_key", [], {})
+    started = int(re.search(r"after (\d+) threads", str(raised.value)).group(1))
+    assert started < LIMITS.max_processes
+
+
+def test_a_cgroup_kills_what_outgrows_its_memory_limit() -> None:
+    """Only where this machine gives the sandbox a cgroup: the limit a worker gets
+    holds for memory the address-space rlimit does not see (none is set here)."""
+    group = Cgroup.create(96 * 1024 * 1024, 16)
+    if group is None:
+        pytest.skip("no cgroup with memory and pids controllers here")
+    try:
+        hog = subprocess.run(
+            [sys.executable, "-c", "x = bytearray(b'x') * (400 * 1024 * 1024)"],
+            preexec_fn=lambda: group.add(os.getpid()),
+            capture_output=True,
+        )
+        assert hog.returncode == -signal.SIGKILL
+        assert group.oom_kills() >= 1
+    finally:
+        group.remove()
+
+
+REAPER = """
+import ctypes, os, signal, sys
+from codetrial.config import Limits
+from codetrial.sandbox import open_sandbox
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come to us
+box = open_sandbox(Limits(timeout_s=2, cpu_s=1))
+with box.session("def f():\\n    return 1\\n") as session:
+    assert session.call("f", [], {}) == 1
+box.close()
+signal.alarm(10)
+try:
+    os.waitpid(-1, 0)
+except ChildProcessError:
+    sys.exit(0)
+sys.exit("an orphan of the sandbox was left to init")
+"""
+
+
+def test_a_closed_sandbox_leaves_no_zombie() -> None:
+    """This process adopts every orphan of the sandbox it starts, as init would."""
+    result = subprocess.run([sys.executable, "-c", REAPER], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

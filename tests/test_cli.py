@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -160,3 +161,64 @@ def test_refuses_to_execute_without_namespaces(tmp_path: Path) -> None:
     allowed = subprocess.run([*jail, *args, "--unsafe-host-exec"], capture_output=True,
                              text=True, env=CLI_ENV)  # fmt: skip
     assert allowed.returncode == 1 and "isolation: host" in allowed.stdout
+
+
+@pytest.mark.parametrize(
+    ("test_source", "message"),
+    [
+        ("from candidate import double\n\ndef test_x(:\n    pass\n",
+         r"test_visible\.py, line 3: not valid Python"),
+        ("def test_x():\n    assert True\n",
+         r"test_visible\.py: never imports the function under test; "
+         r"add `from candidate import double`"),
+    ],
+)  # fmt: skip
+def test_a_broken_test_file_is_the_task_s_fault_and_stops_before_any_model_call(
+    tmp_path: Path, test_source: str, message: str
+) -> None:
+    write_task(tmp_path / "suite" / "double", "def double(x: int) -> int:", test_source)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"double": [fenced("def double(x):\n    return 2 * x\n")]}))
+    runs = tmp_path / "runs"
+    result = cli("run", "--model", f"scripted/{script}", "--suite", tmp_path / "suite",
+                 "--runs-dir", runs)  # fmt: skip
+    assert result.returncode == 3
+    assert re.search(message, result.stderr.replace("\n", "")), result.stderr
+    assert not runs.exists()
+    _no_traceback(result)
+
+
+def test_a_benchmark_record_with_unparsable_code_names_the_line_and_field(tmp_path: Path) -> None:
+    plus = FIXTURES / "benchmarks" / "HumanEvalPlus.jsonl"
+    record = json.loads(plus.read_text().splitlines()[0])
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(json.dumps(record | {"test": "def check(candidate):\n    assert (\n"}) + "\n")
+    result = cli("tasks", "--suite", "humaneval+", "--data", broken)
+    assert result.returncode == 3
+    stderr = result.stderr.replace("\n", "")
+    assert "broken.jsonl:1: field 'test', line 2: not valid Python" in stderr
+    mbpp = json.loads((FIXTURES / "benchmarks" / "mbpp.jsonl").read_text().splitlines()[0])
+    broken.write_text(json.dumps(mbpp | {"code": "def f(:\n"}) + "\n")
+    result = cli("tasks", "--suite", "mbpp", "--data", broken)
+    assert result.returncode == 3 and "field 'code', line 1: not valid Python" in result.stderr
+    _no_traceback(result)
+
+
+def test_check_reads_a_model_response_as_run_does(tmp_path: Path) -> None:
+    """The fenced block is extracted, --data names the suite's file, the suite's own
+    gate profile applies (humaneval+ imports are fine: its profile is `off`), and the
+    isolation label is the one a run's manifest records."""
+    response = tmp_path / "response.txt"
+    response.write_text(
+        "Sure! Here it is:\n\n"
+        + fenced("import itertools\n\ndef add_one(xs):\n    return [x + 1 for x in xs]\n")
+        + "\nThis adds one to each element."
+    )
+    data = FIXTURES / "benchmarks" / "HumanEvalPlus.jsonl"
+    result = cli("check", response, "--task", "HumanEval/0", "--suite", "humaneval+",
+                 "--data", data)  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert re.search(r"isolation: bwrap\+seccomp\+\S*rlimits\s+gate: off", result.stdout)
+    strict = cli("check", response, "--task", "HumanEval/0", "--suite", "humaneval+",
+                 "--data", data, "--gate", "builtins-only")  # fmt: skip
+    assert strict.returncode == 1 and "rejected" in strict.stdout and "G001" in strict.stdout

@@ -128,12 +128,16 @@ def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:
     spends the whole budget, voids the candidate's results, as in CodeT."""
     pool = JudgePool(1, Limits(timeout_s=3, cpu_s=1))
     code = (
+        "class Oops(Exception):\n"
+        "    pass\n"
         "def add(a, b):\n"
         "    if a == 7:\n"
         "        while True:\n"
         "            pass\n"
         "    if a == 9:\n"
         "        raise ValueError(a)\n"
+        "    if a == 5:\n"
+        "        raise Oops()\n"
         "    return a + b\n"
     )
     tests = [
@@ -154,14 +158,14 @@ def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:
             "while time.process_time() < end:\n    pass\n"
         )
         over = pool.submit_tests(slow_start + code, add_task, fast, 0.2).result()
-        inputs = [[1, 2], [7, 0], [9, 0], [{1, 2}, 0]]
+        inputs = [[1, 2], [7, 0], [9, 0], [5, 0], [{1, 2}, 0]]
         outputs = pool.submit_outputs(code, add_task, inputs, cpu_s=0.2).result()
     finally:
         pool.close()
     assert passed == [True, False, False, False, True, False]
     assert stopped == [False] * 7
     assert budgeted == [True, True] and over == [False, False]
-    assert outputs == ["3", "raised CandidateError", "raised ValueError", "raised TypeError"]
+    assert outputs == ["3", "timeout", "raised ValueError", "raised Oops", "raised TypeError"]
 
 
 def _pick(name: str, *candidates: PoolCandidate) -> float:

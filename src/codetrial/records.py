@@ -29,6 +29,17 @@ class Outcome(StrEnum):
     INFRA_ERROR = "infra_error"
 
 
+class TestOutcome(StrEnum):
+    """How one test ended, as its runner reported it."""
+
+    __test__: ClassVar[bool] = False
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    SKIPPED = "skipped"
+
+
 class Visibility(StrEnum):
     """Visible tests may be shown to a model during repair; hidden tests never are."""
 
@@ -97,7 +108,7 @@ class TestResult(BaseModel):
 
     name: str
     visibility: Visibility
-    outcome: str
+    outcome: TestOutcome
     exception_type: str | None = None
     duration_s: float = 0.0
 

@@ -8,7 +8,7 @@ import click
 import typer
 from rich.console import Console
 
-from codetrial.cli import check, compare, evaluate, models, report, run, select, tasks
+from codetrial.cli import check, compare, evaluate, models, report, rerun, run, select, tasks
 from codetrial.errors import CodetrialError
 
 app = typer.Typer(
@@ -18,6 +18,7 @@ app = typer.Typer(
 )
 app.command("run")(run.run)
 app.command("report")(report.report)
+app.command("rerun")(rerun.rerun_command)
 app.command("tasks")(tasks.tasks)
 app.command("check")(check.check)
 app.command("evaluate")(evaluate.evaluate)

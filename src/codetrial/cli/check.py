@@ -8,11 +8,13 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from codetrial.cli.options import DataFile, Gate, Timeout, UnsafeHostExec
 from codetrial.cli.views import console
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
+from codetrial.extract import extract
 from codetrial.gate import get_profile
-from codetrial.records import Candidate, Outcome
+from codetrial.records import Outcome
 from codetrial.sandbox import open_sandbox
 from codetrial.tasks import load_suite
 from codetrial.verdict import judge
@@ -21,32 +23,28 @@ from codetrial.verdict import judge
 def check(
     file: Annotated[Path, typer.Argument(help="a Python file, or a model response")],
     task: Annotated[str, typer.Option("--task", help="the task id to judge it against")],
-    suite: Annotated[str, typer.Option(help="built-in suite or folder")] = "contracts10",
-    gate: Annotated[str, typer.Option(help="gate profile")] = "builtins-only",
-    timeout: Annotated[float, typer.Option(help="wall seconds per test run")] = 10.0,
-    unsafe_host_exec: Annotated[
-        bool, typer.Option(help="run the code without namespaces (rlimits only)")
-    ] = False,
+    suite: Annotated[str, typer.Option(help="built-in suite, benchmark or path")] = "contracts10",
+    data: DataFile = None,
+    gate: Gate = None,
+    timeout: Timeout = 10.0,
+    unsafe_host_exec: UnsafeHostExec = False,
 ) -> None:
-    """Run the gate and the task's tests on FILE; exit 0 only when it passes."""
+    """Extract the code from FILE as `run` does, run the gate and the task's tests on
+    it; exit 0 only when it passes."""
     try:
-        code = file.read_text(encoding="utf-8")
+        text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {file}: {exc}") from exc
-    (the_task,) = load_suite(suite, [task])
+    (the_task,) = load_suite(suite, [task], data)
+    profile = get_profile(gate or the_task.policy)
     limits = Limits(timeout_s=timeout, cpu_s=max(1, int(timeout)))
     sandbox = open_sandbox(limits, unsafe_host_exec)
     try:
-        verdict = judge(
-            Candidate(raw=code, code=code if code.strip() else None),
-            the_task,
-            get_profile(gate),
-            sandbox,
-            limits,
-        )
+        isolation = sandbox.isolation
+        verdict = judge(extract(text, the_task.entry_point), the_task, profile, sandbox, limits)
     finally:
         sandbox.close()
-    console.print(f"isolation: {sandbox.kind}", highlight=False)
+    console.print(f"isolation: {isolation}  gate: {profile.name}", highlight=False)
     style = "green" if verdict.outcome is Outcome.PASSED else "red"
     console.print(f"{task}: [bold {style}]{verdict.outcome.value}[/] {verdict.detail}")
     if verdict.tests:
@@ -54,7 +52,7 @@ def check(
         for header in ("test", "visibility", "outcome", "exception"):
             table.add_column(header)
         for t in verdict.tests:
-            table.add_row(t.name, t.visibility.value, t.outcome, t.exception_type or "")
+            table.add_row(t.name, t.visibility.value, t.outcome.value, t.exception_type or "")
         console.print(table)
     if verdict.outcome is not Outcome.PASSED:
         output = verdict.hidden_output or verdict.visible_output

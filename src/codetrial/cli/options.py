@@ -9,3 +9,11 @@ import typer
 
 DataFile = Annotated[Path | None, typer.Option(help="data file for humaneval+/mbpp/mbpp+")]
 Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
+Timeout = Annotated[float, typer.Option(help="wall seconds per test run")]
+Gate = Annotated[
+    str | None, typer.Option(help="builtins-only, stdlib or off (default: the suite's)")
+]
+RunsDir = Annotated[Path, typer.Option(help="where run directories go")]
+UnsafeHostExec = Annotated[
+    bool, typer.Option(help="run candidates without namespaces (rlimits only)")
+]

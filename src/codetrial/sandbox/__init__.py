@@ -2,9 +2,17 @@
 
 from codetrial.sandbox import codec
 from codetrial.sandbox.base import Sandbox, open_sandbox
-from codetrial.sandbox.server import CandidateError, ChildExit, LimitHit, Session, Stop
+from codetrial.sandbox.server import (
+    CallTimeout,
+    CandidateError,
+    ChildExit,
+    LimitHit,
+    Session,
+    Stop,
+)
 
 __all__ = [
+    "CallTimeout",
     "CandidateError",
     "ChildExit",
     "LimitHit",

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 
 from codetrial.config import Limits
 from codetrial.errors import SandboxError
+from codetrial.sandbox.cgroup import Cgroup
 from codetrial.sandbox.launch import bwrap_binary, bwrap_launch, host_launch
 from codetrial.sandbox.server import Session, Worker
 
@@ -36,6 +37,12 @@ class Sandbox:
     def start(self) -> None:
         """Start the worker now, so a machine that cannot sandbox is found out early."""
         self._worker.ensure()
+
+    @property
+    def cgroup(self) -> Cgroup | None:
+        """The running worker's cgroup, when this machine gives it one."""
+        self._worker.ensure()
+        return self._worker.cgroup
 
     @property
     def isolation(self) -> str:

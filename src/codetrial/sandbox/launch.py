@@ -2,10 +2,12 @@
 
 Inside bubblewrap the worker gets a new user namespace with the unprivileged uid/gid
 65534 and no capabilities, new network/PID/IPC/UTS/cgroup namespaces, a new session,
-a cleared environment, a read-only view of /usr and the Python installation only,
-size-bounded tmpfs mounts for its scratch folder, /tmp and /dev/shm, and nothing of
-codetrial besides the worker's own three files. Tests and reference solutions stay
-outside.
+a cleared environment, a read-only root with little in it, size-bounded tmpfs mounts
+for its scratch folder, /tmp and /dev/shm, and nothing of codetrial besides the
+worker's own files. Of the machine it sees only what running
+Python needs (see `machine_view`), and every site-packages or dist-packages folder
+in that is covered by an empty read-only folder: never an installed package's files,
+codetrial's own tests and references among them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import functools
 import os
 import shutil
 import sys
+import sysconfig
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +28,8 @@ from codetrial.sandbox.seccomp import filter_program
 SCRATCH = "/scratch"
 LIB = "/sandbox/lib"
 _RUNTIME_FILES = ("worker.py", "codec.py")
+_EMPTY = "empty"
+_PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 
 
 @functools.cache
@@ -41,14 +46,58 @@ def runtime_dir() -> Path:
             program = filter_program(processes, sockets)
             if program is not None:
                 (folder / _filter_name(processes, sockets)).write_bytes(program)
-    folder.chmod(0o755)
     for path in folder.iterdir():
         path.chmod(0o644)
+    (folder / _EMPTY).mkdir(mode=0o555)
+    folder.chmod(0o755)
     return folder
 
 
 def _filter_name(deny_processes: bool, deny_sockets: bool) -> str:
     return f"seccomp-{int(deny_processes)}{int(deny_sockets)}.bpf"
+
+
+@dataclass(frozen=True)
+class View:
+    """What a sandbox sees of the machine: paths bound read-only, and the folders of
+    installed packages inside them, each covered by an empty read-only folder."""
+
+    binds: tuple[Path, ...]
+    covered: tuple[Path, ...]
+
+
+@functools.cache
+def machine_view(with_programs: bool) -> View:
+    """The interpreter, its standard library (lib-dynload included), the folder of
+    libpython, the machine's shared libraries and time zones, and /usr/bin only when
+    candidates may start processes. Never /usr as a whole: it holds other installed
+    software (other Pythons, SDKs, node_modules) that no candidate needs."""
+    multiarch = sysconfig.get_config_var("MULTIARCH")
+    base = sysconfig.get_paths(vars={"base": sys.base_prefix, "platbase": sys.base_exec_prefix})
+    wanted = [
+        interpreter(),
+        Path(base["stdlib"]),
+        Path(base["platstdlib"]),
+        Path(sysconfig.get_config_var("LIBDIR") or "/usr/lib"),
+        Path("/usr/lib", multiarch) if multiarch else Path("/usr/lib"),
+        Path("/usr/lib64"),
+        Path("/usr/share/zoneinfo"),
+        Path("/etc/ld.so.cache"),
+        *([Path("/usr/bin")] if with_programs else []),
+    ]
+    found = sorted({Path(os.path.realpath(path)) for path in wanted if path.exists()})
+    binds = tuple(p for p in found if not any(p != o and p.is_relative_to(o) for o in found))
+    return View(binds, tuple(folder for bound in binds for folder in _package_folders(bound)))
+
+
+def _package_folders(root: Path) -> list[Path]:
+    """The site-packages and dist-packages folders below `root`, outermost only."""
+    found = []
+    for folder, subfolders, _ in os.walk(root):
+        for name in [n for n in subfolders if n in _PACKAGE_FOLDERS]:
+            found.append(Path(folder, name))
+            subfolders.remove(name)
+    return found
 
 
 def interpreter() -> Path:
@@ -68,11 +117,13 @@ def bwrap_binary() -> Path | None:
 
 @dataclass(frozen=True)
 class Launch:
-    """The worker's command line, which names its control socket's descriptor."""
+    """The worker's command line, which names its control socket's descriptor.
+    `monitor`: the process started waits for the worker and exits with it."""
 
     argv: list[str]
     env: dict[str, str]
     scratch: Path | None
+    monitor: bool
 
 
 def _worker_flags(folder: str, sandboxed: bool, limits: Limits) -> list[str]:
@@ -84,9 +135,15 @@ def _worker_flags(folder: str, sandboxed: bool, limits: Limits) -> list[str]:
     return flags
 
 
+def _mounts(view: View) -> list[str]:
+    empty = str(runtime_dir() / _EMPTY)
+    return [
+        *(arg for path in view.binds for arg in ("--ro-bind", str(path), str(path))),
+        *(arg for folder in view.covered for arg in ("--ro-bind", empty, str(folder))),
+    ]
+
+
 def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int) -> Launch:
-    python = interpreter()
-    prefix = Path(sys.base_prefix).resolve()
     scratch_bytes = str(limits.scratch_mb * 1024 * 1024)
     argv = [
         str(bwrap),
@@ -99,13 +156,10 @@ def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int) -> Launch:
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
         "--setenv", "HOME", SCRATCH,
-        "--ro-bind", "/usr", "/usr",
+        *_mounts(machine_view(limits.allow_processes)),
         "--symlink", "usr/lib", "/lib",
         "--symlink", "usr/lib64", "/lib64",
         "--symlink", "usr/bin", "/bin",
-        "--symlink", "usr/sbin", "/sbin",
-        "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-        "--ro-bind", str(prefix), str(prefix),
         "--ro-bind", str(runtime_dir()), LIB,
         "--proc", "/proc",
         "--dev", "/dev",
@@ -114,12 +168,10 @@ def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int) -> Launch:
         "--size", "1048576", "--perms", "1777", "--tmpfs", "/dev/shm",
         "--remount-ro", "/",
         "--chdir", SCRATCH,
-        str(python), "-I", "-S", f"{LIB}/worker.py", str(control_fd), SCRATCH,
+        str(interpreter()), "-I", "-S", f"{LIB}/worker.py", str(control_fd), SCRATCH,
         *_worker_flags(LIB, True, limits),
     ]  # fmt: skip
-    if not str(python).startswith(str(prefix)):
-        argv[argv.index("--proc") : argv.index("--proc")] = ["--ro-bind", str(python), str(python)]
-    return Launch(argv=argv, env={}, scratch=None)
+    return Launch(argv=argv, env={}, scratch=None, monitor=True)
 
 
 def host_launch(limits: Limits, control_fd: int) -> Launch:
@@ -131,4 +183,4 @@ def host_launch(limits: Limits, control_fd: int) -> Launch:
         *_worker_flags(str(runtime_dir()), False, limits),
     ]  # fmt: skip
     env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(scratch)}
-    return Launch(argv=argv, env=env, scratch=scratch)
+    return Launch(argv=argv, env=env, scratch=scratch, monitor=False)

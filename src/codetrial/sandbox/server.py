@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from codetrial.config import Limits
@@ -34,6 +35,7 @@ from codetrial.sandbox.launch import Launch
 
 START_TIMEOUT_S = 20.0
 EXIT_TIMEOUT_S = 5.0
+REAP_TIMEOUT_S = 1.0
 RUN_WALL_MARGIN_S = 1.0
 MESSAGE_CAP = 64 * 1024 * 1024
 READ_SIZE = 65536
@@ -61,7 +63,17 @@ class LimitHit(BaseException):
 
 
 class CandidateError(Exception):
-    """A candidate raised an exception that is not a built-in one."""
+    """A candidate raised an exception that is not a built-in one; `type_name` is the
+    name of its class."""
+
+    def __init__(self, type_name: str, message: str) -> None:
+        super().__init__(f"{type_name}: {message}")
+        self.type_name = type_name
+
+
+class CallTimeout(Exception):
+    """A call given `cpu_s` ran past it and was cut short; the candidate's process
+    lives on."""
 
 
 @dataclass(frozen=True)
@@ -75,8 +87,20 @@ class _Expired(Exception):
     pass
 
 
+class Break(StrEnum):
+    """How a channel to a sandboxed process broke."""
+
+    CLOSED = "the other side closed its end"
+    OVERSIZE = "a message over the size cap"
+    MALFORMED = "a malformed message"
+    UNSENT = "a message could not be sent"
+    UNEXPECTED = "an unexpected message"
+
+
 class _Broken(Exception):
-    pass
+    def __init__(self, reason: Break, detail: str = "") -> None:
+        super().__init__(f"{reason.value} ({detail})" if detail else reason.value)
+        self.reason = reason
 
 
 class _Lines:
@@ -97,17 +121,17 @@ class _Lines:
                 continue
             chunk = os.read(self.fd, READ_SIZE)
             if not chunk:
-                raise _Broken("the other side closed its end")
+                raise _Broken(Break.CLOSED)
             self._buffer += chunk
             if len(self._buffer) > MESSAGE_CAP:
-                raise _Broken("a message over the size cap")
+                raise _Broken(Break.OVERSIZE)
         line, _, self._buffer = self._buffer.partition(b"\n")
         try:
             message = json.loads(line)
         except ValueError as exc:
-            raise _Broken("a malformed message") from exc
+            raise _Broken(Break.MALFORMED) from exc
         if not isinstance(message, dict):
-            raise _Broken("a malformed message")
+            raise _Broken(Break.MALFORMED)
         return message
 
 
@@ -122,6 +146,7 @@ class Worker:
         self._control: socket.socket | None = None
         self._lines: _Lines | None = None
         self._scratch: str | None = None
+        self._monitor = False
         self.child_running = False
         self.cgroup: Cgroup | None = None
         self.seccomp = False
@@ -140,6 +165,7 @@ class Worker:
         ours, theirs = socket.socketpair()
         launch = self._launch(theirs.fileno())
         self._scratch = str(launch.scratch) if launch.scratch else None
+        self._monitor = launch.monitor
         if self._use_cgroup:
             memory = (self._limits.memory_mb + 2 * self._limits.scratch_mb + 64) * 1024 * 1024
             self.cgroup = Cgroup.create(memory, self._limits.max_processes)
@@ -187,7 +213,7 @@ class Worker:
             sent = self._control.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
             self._control.sendall(data[sent:])
         except OSError as exc:
-            raise _Broken(str(exc)) from exc
+            raise _Broken(Break.UNSENT, str(exc)) from exc
         self.child_running = True
 
     def exited(self, deadline: float) -> dict[str, Any]:
@@ -195,15 +221,13 @@ class Worker:
         assert self._lines is not None
         message = self._lines.next(deadline).get("exited")
         if not isinstance(message, dict):
-            raise _Broken("an unexpected message from the server")
+            raise _Broken(Break.UNEXPECTED, "from the server")
         self.child_running = False
         return message
 
     def kill(self) -> None:
         if self._proc is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self._proc.pid, signal.SIGKILL)
-            self._proc.wait()
+            _end(self._proc, self._monitor)
             if self._proc.stderr is not None:
                 self._proc.stderr.close()
             self._proc = None
@@ -220,12 +244,27 @@ class Worker:
             self._scratch = None
 
 
+def _end(proc: subprocess.Popen[bytes], monitor: bool) -> None:
+    """Kill a worker and its children, and reap it. A `monitor` (bubblewrap) reaps its
+    child itself and then exits: given the time, so that the namespace's first process
+    does not stay a zombie for init to collect."""
+    with contextlib.suppress(OSError):
+        for child in Path(f"/proc/{proc.pid}/task/{proc.pid}/children").read_text().split():
+            os.kill(int(child), signal.SIGKILL)
+    if monitor:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(REAP_TIMEOUT_S)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 def _rebuild_exception(raised: Any) -> BaseException:
     if not isinstance(raised, dict):
-        return CandidateError("an exception the candidate described malformedly")
+        return CandidateError("?", "an exception the candidate described malformedly")
     kind = getattr(builtins, str(raised.get("type")), None)
     message = str(raised.get("message", ""))
-    error: BaseException = CandidateError(f"{raised.get('type')}: {message}")
+    error: BaseException = CandidateError(str(raised.get("type")), message)
     if isinstance(kind, type) and issubclass(kind, Exception):
         with contextlib.suppress(TypeError):
             error = kind(message)
@@ -280,10 +319,11 @@ class Session:
         except _Expired:
             self._halt(Stop.TIMEOUT, f"no answer within {self._limits.timeout_s:g} s wall")
         except _Broken as exc:
-            if "closed" not in str(exc):
-                self._halt(Stop.OUTPUT_LIMIT if "cap" in str(exc) else Stop.CRASH, str(exc))
-            else:
+            if exc.reason is Break.CLOSED:
                 self._child_gone(deadline)
+            else:
+                self._halt(Stop.OUTPUT_LIMIT if exc.reason is Break.OVERSIZE else Stop.CRASH,
+                           str(exc))  # fmt: skip
         return None
 
     def _send(self, message: dict[str, Any], deadline: float) -> bool:
@@ -325,7 +365,8 @@ class Session:
     ) -> Any:
         """Call the candidate's function; mutations of the arguments are mirrored back
         into the caller's objects, and a raised built-in exception is raised here.
-        With `cpu_s`, the call raises in the child after that much CPU time."""
+        With `cpu_s`, the call is cut short after that much CPU time in the child and
+        raises CallTimeout here."""
         __tracebackhide__ = True  # test reports show the candidate's frames, not these
         try:
             encoded = [codec.encode(a) for a in args], codec.encode(kwargs)
@@ -352,6 +393,8 @@ class Session:
             raise LimitHit(Stop.CRASH, self.stop_detail) from exc
         if "raised" in reply:
             raise _rebuild_exception(reply["raised"])
+        if "over_time" in reply:
+            raise CallTimeout(f"{name}() ran past {reply['over_time']} s of CPU")
         if "unplain" in reply:
             raise AssertionError(f"{name}() returned a {reply['unplain']}, which is not plain data")
         if "ok" not in reply:

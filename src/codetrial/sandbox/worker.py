@@ -10,10 +10,15 @@ SCM_RIGHTS). Messages are JSON lines:
     child -> host     {"loaded": [names]} | {"load_error": {"type", "message"}}
     host -> child     {"op": "call", "name", "args", "kwargs", "cpu_s"?}
     child -> host     {"ok": value, "args": [...]} | {"raised": {...}, "args": [...]}
-                      | {"unplain": type name, "args": [...]} | {"oversize": why}
+                      | {"unplain": type name, "args": [...]} | {"over_time": cpu_s}
+                      | {"oversize": why}
     host -> child     {"op": "run", "source", "cpu_s"}  (untrusted test code, say
                       tests a model wrote, run in the candidate's namespace)
-    child -> host     {"ran": true, "cpu_s"} | {"raised": {...}, "cpu_s"}  (its CPU so far)
+    child -> host     {"ran": true, "cpu_s"} | {"raised": {...}, "cpu_s"}
+                      | {"over_time": cpu_s, "cpu_s"}  (its CPU so far)
+
+"over_time" answers a request that carried `cpu_s` and ran past it: the call was
+cut short by a CPU timer, the process lives on.
     host closes the child's input: the child exits
     server -> host    {"exited": {"code", "signal", "cpu_s"}}
 
@@ -134,6 +139,8 @@ def _call(function: Any, message: dict[str, Any]) -> dict[str, Any]:
     try:
         with _cpu_limited(message.get("cpu_s")):
             result = function(*args, **kwargs)
+    except _OverTime:
+        return {"over_time": message["cpu_s"], "args": _encode_args(args)}
     except BaseException as exc:
         return {"raised": _describe(exc), "args": _encode_args(args)}
     reply: dict[str, Any] = {"args": _encode_args(args)}
@@ -144,8 +151,8 @@ def _call(function: Any, message: dict[str, Any]) -> dict[str, Any]:
     return reply
 
 
-class _OverTime(Exception):
-    pass
+class _OverTime(BaseException):
+    """A BaseException, so the candidate's `except Exception` does not hide it."""
 
 
 def _over_time(signum: int, frame: Any) -> None:
@@ -171,6 +178,8 @@ def _run(namespace: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
     try:
         with _cpu_limited(message["cpu_s"]):
             exec(compile(message["source"], "generated_test.py", "exec"), namespace)
+    except _OverTime:
+        return {"over_time": message["cpu_s"], "cpu_s": time.process_time()}
     except BaseException as exc:
         return {"raised": _describe(exc), "cpu_s": time.process_time()}
     return {"ran": True, "cpu_s": time.process_time()}

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codetrial.records import AttemptRecord, Outcome, Visibility
+from codetrial.records import AttemptRecord, Outcome, TestOutcome, Visibility
 from codetrial.store.artifacts import read_json, write_atomic
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
@@ -37,9 +37,8 @@ class Entry:
 
     @property
     def visible_passed(self) -> int:
-        return sum(
-            t.outcome == "passed" for t in self.record.tests if t.visibility is Visibility.VISIBLE
-        )
+        visible = (t for t in self.record.tests if t.visibility is Visibility.VISIBLE)
+        return sum(t.outcome is TestOutcome.PASSED for t in visible)
 
     @property
     def visible_total(self) -> int:
@@ -55,7 +54,7 @@ class Entry:
         visible = [t for t in self.record.tests if t.visibility is Visibility.VISIBLE]
         if not visible:
             return "none"
-        if all(t.outcome == "passed" for t in visible):
+        if all(t.outcome is TestOutcome.PASSED for t in visible):
             return "passed"
         return self.record.outcome.value
 
@@ -63,7 +62,7 @@ class Entry:
     def visible_error(self) -> str | None:
         """The exception type of the first visible test that did not pass."""
         for test in self.record.tests:
-            if test.visibility is Visibility.VISIBLE and test.outcome != "passed":
+            if test.visibility is Visibility.VISIBLE and test.outcome is not TestOutcome.PASSED:
                 return test.exception_type
         return None
 

@@ -22,7 +22,7 @@ def run_tasks(store: RunStore) -> list[Task]:
     if changed:
         raise ConfigError(
             f"tasks changed since {store.run_dir} ran: {', '.join(changed)}; "
-            "selection must score the pool against the tests it was judged by"
+            "its verdicts can only be compared against the tests it was judged by"
         )
     return tasks
 

@@ -25,6 +25,29 @@ EXPECTED_FILES = {
 }
 
 
+def parsed(source: str, where: str) -> ast.Module:
+    """The source's syntax tree; a TaskFormatError names the place and the line."""
+    try:
+        return ast.parse(source)
+    except SyntaxError as exc:
+        raise TaskFormatError(
+            f"{where}, line {exc.lineno}: not valid Python ({exc.msg}); fix the task's file"
+        ) from exc
+
+
+def _test_code(source: str, entry_point: str, where: str, field: str = "test") -> TestFile:
+    """A benchmark's test code: it must parse, and define check(candidate) or call the
+    entry point itself."""
+    tree = parsed(source, f"{where}: field {field!r}")
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    checks = any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in tree.body)
+    if not checks and entry_point not in names:
+        raise TaskFormatError(
+            f"{where}: field {field!r} neither defines check(candidate) nor calls {entry_point}"
+        )
+    return TestFile("check.py", source, Visibility.HIDDEN)
+
+
 def _field(record: dict[str, Any], name: str, where: str) -> str:
     value = record.get(name)
     if not isinstance(value, str):
@@ -34,12 +57,8 @@ def _field(record: dict[str, Any], name: str, where: str) -> str:
 
 def _stub_and_prelude(prompt: str, entry_point: str, where: str) -> tuple[Signature, str]:
     """The entry point's signature, and the prompt without it (imports, helpers)."""
-    try:
-        tree = ast.parse(prompt)
-    except SyntaxError as exc:
-        raise TaskFormatError(f"{where}: field 'prompt' is not Python ({exc.msg})") from exc
     kept, signature = [], None
-    for node in tree.body:
+    for node in parsed(prompt, f"{where}: field 'prompt'").body:
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:
             args = node.args
             signature = Signature(
@@ -57,7 +76,7 @@ def _stub_and_prelude(prompt: str, entry_point: str, where: str) -> tuple[Signat
 def _stub_from(solution: object, entry_point: str, where: str) -> str:
     """MBPP+ prompts are prose: the signature comes from the canonical solution."""
     if isinstance(solution, str):
-        for node in ast.parse(solution).body:
+        for node in parsed(solution, f"{where}: field 'canonical_solution'").body:
             if isinstance(node, ast.FunctionDef) and node.name == entry_point:
                 return f"def {entry_point}({ast.unparse(node.args)}):\n    pass\n"
     raise TaskFormatError(f"{where}: neither the prompt nor the solution defines {entry_point!r}")
@@ -80,7 +99,7 @@ def _from_prompt(record: dict[str, Any], suite: str, where: str) -> Task:
         title=entry_point,
         spec=f"Complete the following Python function.\n\n```python\n{prompt.strip()}\n```\n",
         signature=signature,
-        tests=(TestFile("check.py", _field(record, "test", where), Visibility.HIDDEN),),
+        tests=(_test_code(_field(record, "test", where), entry_point, where),),
         reference=reference,
         harness="check",
         prelude=prelude,
@@ -97,7 +116,9 @@ def _from_mbpp(record: dict[str, Any], where: str) -> Task:
     tests = record.get("test_list")
     if not isinstance(tests, list) or not tests:
         raise TaskFormatError(f"{where}: field 'test_list' is missing or empty")
-    functions = [n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef)]
+    functions = [
+        n for n in parsed(code, f"{where}: field 'code'").body if isinstance(n, ast.FunctionDef)
+    ]
     if not functions:
         raise TaskFormatError(f"{where}: field 'code' defines no function")
     entry = functions[-1]
@@ -113,7 +134,9 @@ def _from_mbpp(record: dict[str, Any], where: str) -> Task:
         title=entry.name,
         spec=f"{text}\n\n```python\n{signature.source}\n```\n\nFor example:\n{tests[0]}\n",
         signature=signature,
-        tests=(TestFile("check.py", setup + "\n" + "\n".join(tests), Visibility.HIDDEN),),
+        tests=(
+            _test_code(f"{setup}\n" + "\n".join(map(str, tests)), entry.name, where, "test_list"),
+        ),
         reference=code,
         harness="check",
         policy="off",

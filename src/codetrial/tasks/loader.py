@@ -7,6 +7,7 @@ A suite is a folder of task folders.
 
 from __future__ import annotations
 
+import ast
 import re
 import tempfile
 from importlib import resources
@@ -14,7 +15,12 @@ from pathlib import Path
 
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
-from codetrial.tasks.benchmarks import EXPECTED_FILES, load_benchmark_file, load_humaneval
+from codetrial.tasks.benchmarks import (
+    EXPECTED_FILES,
+    load_benchmark_file,
+    load_humaneval,
+    parsed,
+)
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
 
@@ -37,11 +43,33 @@ def _read(path: Path) -> str:
         raise TaskFormatError(f"{path}: not UTF-8 text ({exc.reason})") from exc
 
 
-def _test_files(folder: Path, visibility: Visibility) -> list[TestFile]:
-    return [
-        TestFile(name=p.name, source=_read(p), visibility=visibility)
-        for p in sorted(folder.glob("test_*.py"))
-    ]
+def _imports(tree: ast.Module, entry_point: str) -> bool:
+    """Whether the module imports the candidate's entry point (or the whole module)."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "candidate"
+            and any(alias.name in (entry_point, "*") for alias in node.names)
+        ):
+            return True
+        if isinstance(node, ast.Import) and any(a.name == "candidate" for a in node.names):
+            return True
+    return False
+
+
+def _test_files(folder: Path, visibility: Visibility, entry_point: str) -> list[TestFile]:
+    """The folder's test files; one that does not parse, or never imports the entry
+    point, is the task's fault and is named before any model is asked."""
+    files = []
+    for path in sorted(folder.glob("test_*.py")):
+        source = _read(path)
+        if not _imports(parsed(source, str(path)), entry_point):
+            raise TaskFormatError(
+                f"{path}: never imports the function under test; add "
+                f"`from candidate import {entry_point}`"
+            )
+        files.append(TestFile(name=path.name, source=source, visibility=visibility))
+    return files
 
 
 def load_folder(folder: Path, suite: str = "user") -> Task:
@@ -61,8 +89,8 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
     except (SyntaxError, ValueError) as exc:
         raise TaskFormatError(f"{spec_path}: field 'signature': {exc}") from exc
     title = _TITLE.search(spec)
-    tests = _test_files(folder, Visibility.VISIBLE) + _test_files(
-        folder / "hidden", Visibility.HIDDEN
+    tests = _test_files(folder, Visibility.VISIBLE, signature.entry_point) + _test_files(
+        folder / "hidden", Visibility.HIDDEN, signature.entry_point
     )
     if not any(t.visibility is Visibility.VISIBLE for t in tests):
         raise TaskFormatError(f"{folder}: field 'tests': no visible test_*.py file")

@@ -14,7 +14,15 @@ from collections.abc import Sequence
 from codetrial.config import Limits
 from codetrial.errors import TaskFormatError
 from codetrial.gate import Profile, check
-from codetrial.records import Candidate, GateVerdict, Outcome, TestResult, Verdict, Visibility
+from codetrial.records import (
+    Candidate,
+    GateVerdict,
+    Outcome,
+    TestOutcome,
+    TestResult,
+    Verdict,
+    Visibility,
+)
 from codetrial.sandbox import Sandbox, Session, Stop
 from codetrial.tasks import Task
 from codetrial.verdict.harness import HARNESSES
@@ -35,9 +43,10 @@ def classify(stop: Stop | None, tests: Sequence[TestResult], complete: bool) -> 
         return _STOPS[stop]
     if any(t.exception_type == "MemoryError" for t in tests):
         return Outcome.MEMORY
-    if complete and tests and all(t.outcome == "passed" for t in tests):
+    if complete and tests and all(t.outcome is TestOutcome.PASSED for t in tests):
         return Outcome.PASSED
-    if any(t.outcome == "failed" and t.exception_type == "AssertionError" for t in tests):
+    failed = (t for t in tests if t.outcome is TestOutcome.FAILED)
+    if any(t.exception_type == "AssertionError" for t in failed):
         return Outcome.FAILED
     return Outcome.ERROR
 

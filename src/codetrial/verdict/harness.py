@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from codetrial.records import TestResult, Visibility
+from codetrial.records import TestOutcome, TestResult, Visibility
 from codetrial.sandbox import LimitHit, Session
 from codetrial.tasks import Task
 
@@ -67,7 +67,7 @@ def run_check(task: Task, visibility: Visibility, session: Session) -> tuple[Rec
     returns without raising. Compiled once per task and reused."""
     recorder = Recorder(visibility, collected=1)
     candidate = proxy(session, task.entry_point)
-    outcome, exception, output = "passed", None, ""
+    outcome, exception, output = TestOutcome.PASSED, None, ""
     try:
         if task.entry_point not in session.functions:
             detail = session.load_error or f"{task.entry_point} is not defined"
@@ -82,7 +82,7 @@ def run_check(task: Task, visibility: Visibility, session: Session) -> tuple[Rec
         if callable(check):
             check(candidate)
     except (Exception, LimitHit) as exc:
-        outcome = "failed" if isinstance(exc, AssertionError) else "error"
+        outcome = TestOutcome.FAILED if isinstance(exc, AssertionError) else TestOutcome.ERROR
         exception = type(exc).__name__
         output = _failure_text(exc, task)
     recorder.results.append(

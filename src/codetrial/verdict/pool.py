@@ -20,7 +20,15 @@ from typing import Any, TypeVar
 from codetrial.config import Limits
 from codetrial.gate import Profile
 from codetrial.records import Candidate, Verdict
-from codetrial.sandbox import LimitHit, Sandbox, Session, codec, open_sandbox
+from codetrial.sandbox import (
+    CallTimeout,
+    CandidateError,
+    LimitHit,
+    Sandbox,
+    Session,
+    codec,
+    open_sandbox,
+)
 from codetrial.tasks import Task
 from codetrial.verdict import judge
 
@@ -32,6 +40,10 @@ R = TypeVar("R")
 def _output(session: Session, function: str, args: list[Any], cpu_s: float) -> str:
     try:
         value = session.call(function, copy.deepcopy(args), {}, cpu_s)
+    except CallTimeout:
+        return "timeout"
+    except CandidateError as exc:
+        return f"raised {exc.type_name}"
     except Exception as exc:
         return f"raised {type(exc).__name__}"
     try:
@@ -155,7 +167,8 @@ class JudgePool:
     ) -> Future[list[str]]:
         """The candidate's entry point on each argument list, each call within `cpu_s`
         CPU seconds, as comparable text: the returned plain data as canonical JSON,
-        "raised <type>", or "stopped"."""
+        "raised <type>" (the candidate's own class name), "timeout" (the call ran past
+        `cpu_s`), or "stopped" (a limit ended the process)."""
 
         def one(session: Session, args: list[Any]) -> str:
             return _output(session, task.entry_point, args, cpu_s)

@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from _pytest.assertion.rewrite import rewrite_asserts
 
-from codetrial.records import TestResult, Visibility
+from codetrial.records import TestOutcome, TestResult, Visibility
 from codetrial.sandbox import LimitHit, Session
 from codetrial.tasks import Task, TestFile
 from codetrial.verdict.harness import Recorder, proxy
@@ -68,7 +68,7 @@ class _Plugin(Recorder):
                 TestResult(
                     name=item.name,
                     visibility=self.visibility,
-                    outcome=report.outcome if report.when == "call" else "error",
+                    outcome=TestOutcome(report.outcome if report.when == "call" else "error"),
                     exception_type=call.excinfo.typename if call.excinfo else None,
                     duration_s=report.duration,
                 )
@@ -173,11 +173,11 @@ def run_plain_tests(
         recorder.collected = len(functions)
         for function in functions:
             started = time.perf_counter()
-            outcome, exception = "passed", None
+            outcome, exception = TestOutcome.PASSED, None
             try:
                 function()
             except (Exception, LimitHit, pytest.fail.Exception) as exc:
-                outcome, exception = "failed", exc
+                outcome, exception = TestOutcome.FAILED, exc
             recorder.results.append(
                 TestResult(
                     name=function.__name__, visibility=visibility, outcome=outcome,
@@ -189,14 +189,17 @@ def run_plain_tests(
                 where = f"{function.__code__.co_filename}::{function.__name__}"
                 output.write(f"FAILED {where}\n{_failure_text(exception)}")
     recorder.finished = True
-    passed = sum(result.outcome == "passed" for result in recorder.results)
+    passed = sum(result.outcome is TestOutcome.PASSED for result in recorder.results)
     output.write(f"{passed} passed, {len(functions) - passed} failed\n")
     return recorder, output.getvalue()
 
 
 def _error_result(name: str, visibility: Visibility) -> TestResult:
     return TestResult(
-        name=name, visibility=visibility, outcome="error", exception_type="CollectionError"
+        name=name,
+        visibility=visibility,
+        outcome=TestOutcome.ERROR,
+        exception_type="CollectionError",
     )
 
 

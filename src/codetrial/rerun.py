@@ -1,0 +1,123 @@
+"""Re-judge a stored run from its store alone: no model is called.
+
+Every stored candidate goes through the gate and the sandbox again, under the run's
+recorded conditions unless the caller overrides some (a "what if" question), and its
+verdict is compared with the stored one: the same outcome and the same per-test
+outcomes. Nothing is written to the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+
+from codetrial.config import Limits
+from codetrial.errors import SandboxError
+from codetrial.gate import Profile
+from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
+from codetrial.select.pools import run_tasks
+from codetrial.store import RunStore
+from codetrial.verdict.pool import JudgePool
+
+FIRST, REPAIR = "first", "repair"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """A stored verdict that came out otherwise this time."""
+
+    model: str
+    task_id: str
+    sample: int
+    attempt: int
+    stored: Outcome
+    now: Outcome
+    detail: str
+
+
+@dataclass
+class Tally:
+    """One model's attempts at one stage: first attempts or repairs."""
+
+    model: str
+    stage: str
+    judged: int = 0
+    identical: int = 0
+    not_rejudged: int = 0
+
+
+@dataclass(frozen=True)
+class Rerun:
+    tallies: list[Tally]
+    differences: list[Difference]
+    changed_conditions: dict[str, tuple[str, str]]
+    isolation: str
+
+    @property
+    def identical(self) -> bool:
+        return not self.differences
+
+
+def _tests(tests: Sequence[TestResult]) -> list[tuple[str, str, str]]:
+    return [(t.name, t.visibility.value, t.outcome.value) for t in tests]
+
+
+def same_verdict(record: AttemptRecord, verdict: Verdict) -> bool:
+    """The same outcome and the same outcome for every test; timings may differ."""
+    return record.outcome is verdict.outcome and _tests(record.tests) == _tests(verdict.tests)
+
+
+def changed_conditions(
+    store: RunStore, limits: Limits, profile: Profile, isolation: str
+) -> dict[str, tuple[str, str]]:
+    """Each condition that differs from the run's record: name -> (recorded, now)."""
+    manifest = store.manifest
+    recorded = manifest.config.limits.model_dump()
+    changed = {
+        f"limits.{name}": (str(recorded[name]), str(value))
+        for name, value in limits.model_dump().items()
+        if recorded.get(name) != value
+    }
+    if profile.name != manifest.config.gate_profile:
+        changed["gate_profile"] = (manifest.config.gate_profile, profile.name)
+    if isolation != manifest.isolation:
+        changed["isolation"] = (manifest.isolation, isolation)
+    return changed
+
+
+def rerun(store: RunStore, profile: Profile, pool: JudgePool) -> Rerun:
+    """Re-judge every stored attempt that was judged (an infrastructure failure never
+    reached the sandbox, so it is counted as not re-judged) and compare verdicts."""
+    tasks = {t.id: t for t in run_tasks(store)}
+    tallies: dict[tuple[str, str], Tally] = {}
+    pending: list[tuple[AttemptRecord, Future[Verdict]]] = []
+    for record in store.attempts():
+        stage = FIRST if record.attempt == 0 else REPAIR
+        tally = tallies.setdefault((record.model, stage), Tally(record.model, stage))
+        if record.outcome is Outcome.INFRA_ERROR or record.task_id not in tasks:
+            tally.not_rejudged += 1
+            continue
+        candidate = Candidate(record.raw_response, record.code)
+        pending.append((record, pool.submit(candidate, tasks[record.task_id], profile)))
+    differences = []
+    for record, future in pending:
+        try:
+            verdict = future.result()
+        except SandboxError as exc:
+            verdict = Verdict(Outcome.INFRA_ERROR, gate=None, detail=str(exc))
+        tally = tallies[(record.model, FIRST if record.attempt == 0 else REPAIR)]
+        tally.judged += 1
+        if same_verdict(record, verdict):
+            tally.identical += 1
+        else:
+            differences.append(
+                Difference(record.model, record.task_id, record.sample, record.attempt,
+                           record.outcome, verdict.outcome, verdict.detail)
+            )  # fmt: skip
+    return Rerun(
+        tallies=list(tallies.values()),
+        differences=differences,
+        changed_conditions=changed_conditions(store, pool.limits, profile, pool.isolation),
+        isolation=pool.isolation,
+    )
