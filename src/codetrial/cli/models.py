@@ -30,7 +30,7 @@ def models(
     table = Table(title="Model backends")
     for header in ("model", "ready", "detail"):
         table.add_column(header)
-    for kind in KINDS.values():
+    for _, kind in KINDS.items():
         for state in kind.readiness(endpoints):
             mark = "[green]yes[/]" if state.ready else "[red]no[/]"
             table.add_row(state.name, mark, state.detail)

@@ -1,17 +1,16 @@
 """`codetrial select`, `judge-eval` and `train-ranker`: choosing among a run's
 candidates, and measuring the choosers.
 
-Evidence (generated tests, their results, outputs, judge probabilities) is cached in
-the run's `selection/` folder, so a second look costs nothing. Results go to
-`selection.json` / `judge_eval.json` beside the store and into the report.
+The evidence comes from `codetrial.select.gather`; results go to `selection.json` /
+`judge_eval.json` beside the store and into the report.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import contextlib
 import json
-from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -23,20 +22,16 @@ from codetrial.cli.evaluate import CPU_S, TIMEOUT_S, judge_samples, prompt_map
 from codetrial.cli.options import DataFile, Workers
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
-from codetrial.models import Backend, create_backend
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
-from codetrial.records import GenerationOptions
 from codetrial.report import JUDGE_EVAL, SELECTION, write_reports
-from codetrial.select import STRATEGIES, TaskPool, compare_strategies, named
+from codetrial.select import STRATEGIES, Need, TaskPool, compare_strategies, named, needs
 from codetrial.select import learned as ranking
-from codetrial.select.evidence import Entry, execute
-from codetrial.select.generated import load_generated_tests, runs_as_one, write_tests
-from codetrial.select.judging import THRESHOLDS, calibration, judge_entries, quality
-from codetrial.select.pools import build, entries, run_tasks
+from codetrial.select.gather import Evidence, TestSource, gather
+from codetrial.select.gather import judged as gathered_judge
+from codetrial.select.judging import THRESHOLDS, calibration, quality
+from codetrial.select.pools import entries, run_tasks
 from codetrial.store import RunStore
-from codetrial.store.artifacts import slug, write_atomic
-from codetrial.tasks import Task
-from codetrial.verdict.pool import JudgePool
+from codetrial.store.artifacts import write_atomic
 
 TestsFile = Annotated[
     Path | None, typer.Option(help="generated tests in CodeT's format, instead of asking")
@@ -44,147 +39,40 @@ TestsFile = Annotated[
 TestPrompts = Annotated[
     Path | None, typer.Option(help="JSONL of {task_id, prompt} for the tests file")
 ]
-NEEDS_TESTS = {"codet", "consensus", "ranker"}
-NEEDS_OUTPUTS = {"consensus", "ranker"}
 
 
-def _progress(label: str, total: int) -> tuple[Progress, Callable[[int], None]]:
+@contextlib.contextmanager
+def _progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
     columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    progress = Progress(*columns, console=console, transient=True)
-    bar = progress.add_task(label, total=total)
-    return progress, lambda done: progress.update(bar, completed=done)
+    with Progress(*columns, console=console, transient=True) as progress:
+        bar = progress.add_task(label, total=total)
+        yield lambda done: progress.update(bar, completed=done)
 
 
-def _options(store: RunStore) -> GenerationOptions:
-    """The run's own conditions, greedy: tests and verdicts should not be sampled."""
-    return dataclasses.replace(store.manifest.config.options(), temperature=0.0)
-
-
-def _backend(name: str, store: RunStore, role: str) -> Backend:
-    if name.startswith("samples/"):
-        raise ConfigError(
-            f"the {role} must be a model codetrial can run, not the samples file {name}; "
-            f"pass one, e.g. --{role}-model embedded"
-        )
-    return create_backend(name, store.manifest.config.endpoints)
-
-
-@dataclass(frozen=True)
-class Evidence:
-    model: str
-    tests: dict[str, list[str]]
-    pools: list[TaskPool]
-    signals: list[list[ranking.Signals]]
-    test_source: str
-    unusable_tests: list[str]
-
-
-def _tests(
-    store: RunStore,
-    model: str,
-    tasks: list[Task],
-    tests_file: Path | None,
-    prompts: Path | None,
-    test_model: str | None,
-    test_samples: int,
-) -> tuple[dict[str, list[str]], str]:
-    """Generated tests per task: from a file, from the cache, or written now."""
-    if tests_file is not None:
-        found = load_generated_tests(
-            tests_file, tasks, prompt_map(prompts) if prompts else {t.prompt: t.id for t in tasks}
-        )
-        return found, f"file {tests_file}"
-    cache = store.run_dir / "selection" / f"tests-{slug(test_model or model)}-{test_samples}.json"
-    if cache.is_file():
-        return json.loads(cache.read_text(encoding="utf-8")), f"model {test_model or model}"
-    backend = _backend(test_model or model, store, "test")
-    written: dict[str, list[str]] = {}
-    progress, advance = _progress("writing tests", len(tasks))
-    try:
-        with progress:
-            for done, task in enumerate(tasks, 1):
-                written[task.id] = write_tests(backend, task, _options(store), test_samples)
-                advance(done)
-    finally:
-        backend.close()
-    write_atomic(cache, json.dumps(written))
-    return written, f"model {test_model or model}"
-
-
-def gather(
-    store: RunStore,
-    names: Sequence[str],
-    *,
-    tests_file: Path | None = None,
-    prompts: Path | None = None,
-    test_model: str | None = None,
-    test_samples: int = 1,
-    judge: str = "embedded",
-    shots: int = 0,
-    workers: int = 2,
-) -> list[Evidence]:
-    """For each model of the run: its pools, with the evidence `names` need."""
-    tasks = run_tasks(store)
-    folder = store.run_dir / "selection"
-    folder.mkdir(exist_ok=True)
-    gathered = []
-    for model in store.manifest.config.models:
-        by_task = entries(store, tasks, model)
-        everything = [e for items in by_task.values() for e in items]
-        tests: dict[str, list[str]] = {}
-        source = "none"
-        if NEEDS_TESTS & set(names):
-            tests, source = _tests(
-                store, model, tasks, tests_file, prompts, test_model, test_samples
-            )
-        executions = {}
-        if tests:
-            config = store.manifest.config
-            pool = JudgePool(workers, config.limits, config.unsafe_host_exec)
-            progress, advance = _progress("running generated tests", len(everything))
-            try:
-                with progress:
-                    executions = execute(
-                        everything, tests, pool, folder / f"executions-{slug(model)}.json",
-                        outputs=bool(NEEDS_OUTPUTS & set(names)), progress=advance,
-                    )  # fmt: skip
-            finally:
-                pool.close()
-        judged: dict[tuple[str, str], float] = {}
-        if "judge" in names:
-            judged = _judged(store, everything, judge, shots)
-        unusable = sorted(t for t, found in tests.items() if found and not runs_as_one(set(found)))
-        if unusable:
+def _gather(store: RunStore, names: Sequence[str], **how: Any) -> list[Evidence]:
+    """gather(), with progress bars and a word on tasks whose tests CodeT could not use."""
+    found = gather(store, names, steps=_progress, **how)
+    for evidence in found:
+        if evidence.unusable_tests:
             console.print(
-                f"the generated tests of {', '.join(unusable)} do not compile as one test "
-                "function, the way CodeT runs them: codet and the ranker get no test evidence "
-                "there (CodeT falls back to a random pick)",
+                f"the generated tests of {', '.join(evidence.unusable_tests)} do not compile as "
+                "one test function, the way CodeT runs them: codet and the ranker get no test "
+                "evidence there (CodeT falls back to a random pick)",
                 soft_wrap=True, highlight=False,
             )  # fmt: skip
-        pools, signals = build(by_task, tests, executions, judged, unusable)
-        gathered.append(Evidence(model, tests, pools, signals, source, unusable))
-    return gathered
+    return found
 
 
-def _judged(
-    store: RunStore, everything: list[Entry], judge: str, shots: int
-) -> dict[tuple[str, str], float]:
-    cache = store.run_dir / "selection" / f"judge-{slug(judge)}-{shots}shot.json"
-    backend = _backend(judge, store, "judge")
-    progress, advance = _progress(f"judging ({judge}, {shots}-shot)", len(everything))
-    try:
-        with progress:
-            return judge_entries(backend, everything, _options(store), shots, cache, advance)
-    finally:
-        backend.close()
+def _source(tests: Path | None, prompts: Path | None, model: str | None = None,
+            samples: int = 1) -> TestSource:  # fmt: skip
+    return TestSource(tests, prompt_map(prompts) if prompts else None, model, samples)
 
 
 def _names(strategies: str) -> list[str]:
     if strategies == "all":
-        return list(STRATEGIES)
+        return STRATEGIES.names()
     names = [n.strip() for n in strategies.split(",") if n.strip()]
-    for name in names:
-        named(name)
+    needs(names)
     return names
 
 
@@ -234,12 +122,12 @@ def select(
     try:
         report: list[dict[str, Any]] = []
         hashes = template_hashes(SELECTION_TEMPLATES)
-        for evidence in gather(
-            store, names, tests_file=tests, prompts=test_prompts, test_model=test_model,
-            test_samples=test_samples, judge=judge, shots=shots, workers=workers,
-        ):  # fmt: skip
+        source = _source(tests, test_prompts, test_model, test_samples)
+        for evidence in _gather(
+            store, names, source=source, judge=judge, shots=shots, workers=workers
+        ):
             pools = evidence.pools
-            usable = [n for n in names if n not in NEEDS_TESTS or evidence.tests]
+            usable = [n for n in names if Need.TESTS not in named(n).needs or evidence.tests]
             if "ranker" in usable:
                 rows = ranking.table(pools, evidence.signals)
                 scores = (
@@ -315,7 +203,7 @@ def judge_eval(
         settings = []
         hashes = template_hashes(SELECTION_TEMPLATES)
         for count in shots or [0, 2]:
-            judged = _judged(store, everything, judge, count)
+            judged = gathered_judge(store, everything, judge, count, _progress)
             pairs = [
                 (judged[(e.task.id, e.record.code or "")], e.record.passed) for e in everything
             ]
@@ -368,8 +256,8 @@ def train_ranker(
     for run_dir in runs:
         store = RunStore.open(run_dir)
         try:
-            for evidence in gather(
-                store, ["ranker"], tests_file=tests, prompts=test_prompts, workers=workers
+            for evidence in _gather(
+                store, ["ranker"], source=_source(tests, test_prompts), workers=workers
             ):
                 pools += evidence.pools
                 signals += evidence.signals

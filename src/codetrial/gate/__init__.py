@@ -22,7 +22,7 @@ def check(tree: ast.Module, signature: Signature, profile: Profile) -> GateVerdi
     ctx = Context(signature, profile.allowed_modules, profile.allow_helpers)
     found: list[Violation] = []
     for rule_id in profile.rules:
-        found.extend(RULES[rule_id].check(tree, ctx))
+        found.extend(RULES.get(rule_id).check(tree, ctx))
     if not found:
         return GateVerdict(allowed=True)
     first = min(found, key=lambda v: (v.line, v.rule_id))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from codetrial.errors import ConfigError
+from codetrial.registry import Registry
 
 HARMLESS_MODULES = frozenset(
     {
@@ -30,8 +30,9 @@ class Profile:
 
 _ALL_RULES = ("G001", "G002", "G003", "G004", "G005", "G006", "G007", "G008", "G009")
 
-PROFILES: dict[str, Profile] = {
-    "builtins-only": Profile(
+PROFILES: Registry[Profile] = Registry("gate profile")
+for _profile in (
+    Profile(
         name="builtins-only",
         rules=_ALL_RULES,
         allowed_modules=frozenset(),
@@ -44,7 +45,7 @@ PROFILES: dict[str, Profile] = {
             "statements."
         ),
     ),
-    "stdlib": Profile(
+    Profile(
         name="stdlib",
         rules=tuple(r for r in _ALL_RULES if r not in ("G002", "G004")),
         allowed_modules=HARMLESS_MODULES,
@@ -59,7 +60,7 @@ PROFILES: dict[str, Profile] = {
             "statements other than imports."
         ),
     ),
-    "off": Profile(
+    Profile(
         name="off",
         rules=(),
         allowed_modules=frozenset(),
@@ -67,13 +68,9 @@ PROFILES: dict[str, Profile] = {
         allowed="any Python code that defines the requested function.",
         forbidden="nothing is checked statically.",
     ),
-}
+):
+    PROFILES.register(_profile.name, _profile)
 
 
 def get_profile(name: str) -> Profile:
-    try:
-        return PROFILES[name]
-    except KeyError:
-        raise ConfigError(
-            f"unknown gate profile {name!r}; known profiles: {', '.join(PROFILES)}"
-        ) from None
+    return PROFILES.get(name)

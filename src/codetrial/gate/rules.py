@@ -10,6 +10,7 @@ import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from codetrial.registry import Registry
 from codetrial.tasks import Signature
 
 FORBIDDEN_CALLS = frozenset(
@@ -44,14 +45,12 @@ class Rule:
     check: Check
 
 
-RULES: dict[str, Rule] = {}
+RULES: Registry[Rule] = Registry("gate rule")
 
 
 def rule(rule_id: str, summary: str) -> Callable[[Check], Check]:
     def register(check: Check) -> Check:
-        if rule_id in RULES:
-            raise ValueError(f"gate rule {rule_id} registered twice")
-        RULES[rule_id] = Rule(rule_id, summary, check)
+        RULES.register(rule_id, Rule(rule_id, summary, check))
         return check
 
     return register

@@ -1,17 +1,7 @@
-"""Model backends behind one protocol and one registry."""
+"""Model backends behind one protocol and one registry; a backend's module is imported
+only when a model of its kind is asked for."""
 
-from codetrial.models import embedded, ollama, openai, scripted
 from codetrial.models.base import KINDS, Backend, Readiness, create_backend
 from codetrial.models.scripted import ScriptedBackend
 
-__all__ = [
-    "KINDS",
-    "Backend",
-    "Readiness",
-    "ScriptedBackend",
-    "create_backend",
-    "embedded",
-    "ollama",
-    "openai",
-    "scripted",
-]
+__all__ = ["KINDS", "Backend", "Readiness", "ScriptedBackend", "create_backend"]

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from codetrial.config import Endpoints
 from codetrial.errors import ConfigError
 from codetrial.records import Generation, GenerationOptions, Message
+from codetrial.registry import Registry
 
 
 class Backend(Protocol):
@@ -88,20 +89,20 @@ class Kind:
     readiness: Callable[[Endpoints], list[Readiness]]
 
 
-KINDS: dict[str, Kind] = {}
+KINDS: Registry[Kind] = Registry("model backend")
+for _name in ("embedded", "ollama", "openai", "scripted"):
+    KINDS.declare(_name, f"codetrial.models.{_name}")
 
 
 def register(kind: Kind) -> None:
-    if kind.name in KINDS:
-        raise ValueError(f"backend kind {kind.name!r} registered twice")
-    KINDS[kind.name] = kind
+    KINDS.register(kind.name, kind)
 
 
 def create_backend(model: str, endpoints: Endpoints) -> Backend:
-    """Build the backend for a model name; unknown names get the list of known forms."""
+    """Build the backend for a model name; unknown names get the list of known forms.
+    Only the named kind's module is imported."""
     kind_name, _, rest = model.partition("/")
-    kind = KINDS.get(kind_name)
-    if kind is None:
-        known = ", ".join(k.usage for k in KINDS.values())
-        raise ConfigError(f"unknown model {model!r}; known forms: {known}")
-    return kind.create(rest, endpoints)
+    if kind_name not in KINDS:
+        forms = [kind.usage for _, kind in KINDS.items()]
+        raise ConfigError(f"unknown model {model!r}; known forms: {', '.join(forms)}")
+    return KINDS.get(kind_name).create(rest, endpoints)

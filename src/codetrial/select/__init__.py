@@ -13,9 +13,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from codetrial.errors import ConfigError
 from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
+from codetrial.registry import Registry
 
 JUDGE_THRESHOLD = 0.5
 
@@ -44,13 +46,30 @@ class TaskPool:
     test_weights: dict[str, int] = field(default_factory=dict)
 
 
-Strategy = Callable[[TaskPool], list[float]]
-STRATEGIES: dict[str, Strategy] = {}
+Score = Callable[[TaskPool], list[float]]
 
 
-def strategy(name: str) -> Callable[[Strategy], Strategy]:
-    def register(score: Strategy) -> Strategy:
-        STRATEGIES[name] = score
+class Need(StrEnum):
+    """Evidence a strategy reads beyond the stored attempts, gathered before it runs."""
+
+    TESTS = "tests"  # which generated tests each candidate passes
+    OUTPUTS = "outputs"  # the candidate's outputs on the generated tests' inputs
+    JUDGE = "judge"  # a judge model's P("yes")
+
+
+@dataclass(frozen=True)
+class Strategy:
+    name: str
+    score: Score
+    needs: frozenset[Need]
+
+
+STRATEGIES: Registry[Strategy] = Registry("strategy")
+
+
+def strategy(name: str, *needs: Need) -> Callable[[Score], Score]:
+    def register(score: Score) -> Score:
+        STRATEGIES.register(name, Strategy(name, score, frozenset(needs)))
         return score
 
     return register
@@ -87,7 +106,7 @@ def visible_tests(pool: TaskPool) -> list[float]:
     return [float(c.visible_passed) for c in pool.candidates]
 
 
-@strategy("codet")
+@strategy("codet", Need.TESTS)
 def codet(pool: TaskPool) -> list[float]:
     """Dual execution agreement (Chen et al. 2022): candidates that pass the same set
     of generated tests form a group, scored (weight of those tests) x sqrt(group size).
@@ -102,7 +121,7 @@ def codet(pool: TaskPool) -> list[float]:
     return [score[c.passed_tests] for c in pool.candidates]
 
 
-@strategy("consensus")
+@strategy("consensus", Need.TESTS, Need.OUTPUTS)
 def consensus(pool: TaskPool) -> list[float]:
     """Candidates that give the same outputs on the generated inputs form a cluster
     (MBR-exec / AlphaCode style); a candidate scores its cluster's size. Candidates
@@ -113,7 +132,7 @@ def consensus(pool: TaskPool) -> list[float]:
     return [float(clusters[c.outputs]) if c.outputs else -1.0 for c in pool.candidates]
 
 
-@strategy("judge")
+@strategy("judge", Need.JUDGE)
 def judge(pool: TaskPool) -> list[float]:
     """The judge's probability of "yes"; when no candidate reaches the threshold the
     judge abstains and every candidate ties."""
@@ -123,7 +142,7 @@ def judge(pool: TaskPool) -> list[float]:
     return confidence
 
 
-@strategy("ranker")
+@strategy("ranker", Need.TESTS, Need.OUTPUTS)
 def ranker(pool: TaskPool) -> list[float]:
     """A learned ranker's probability that the candidate is correct."""
     return _missing_last(c.ranker_score for c in pool.candidates)
@@ -144,21 +163,23 @@ def expected_pick(pool: TaskPool, scores: Sequence[float]) -> float:
 
 def ranking(pool: TaskPool, name: str) -> list[tuple[int, float]]:
     """(candidate index, score), best first; ties keep the candidates' order."""
-    scores = named(name)(pool)
+    scores = named(name).score(pool)
     return sorted(enumerate(scores), key=lambda item: -item[1])
 
 
 def named(name: str) -> Strategy:
     """The strategy of this name; a ConfigError lists the known ones."""
-    try:
-        return STRATEGIES[name]
-    except KeyError:
-        raise ConfigError(f"unknown strategy {name!r}; known: {', '.join(STRATEGIES)}") from None
+    return STRATEGIES.get(name)
+
+
+def needs(names: Iterable[str]) -> frozenset[Need]:
+    """Everything the named strategies need gathered."""
+    return frozenset(need for name in names for need in named(name).needs)
 
 
 def select_pass_at_1(pools: Sequence[TaskPool], name: str) -> list[float]:
     """Per task, the expected correctness of the strategy's pick."""
-    score = named(name)
+    score = named(name).score
     return [expected_pick(pool, score(pool)) if pool.candidates else 0.0 for pool in pools]
 
 

@@ -8,13 +8,16 @@ A suite is a folder of task folders.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
+from codetrial.registry import Registry
 from codetrial.tasks.benchmarks import (
     EXPECTED_FILES,
     load_benchmark_file,
@@ -160,11 +163,17 @@ def _write_task_folder(folder: Path, record: dict[str, object]) -> None:
         (folder / "reference.py").write_text(str(record["reference"]), encoding="utf-8")
 
 
+Source = Callable[[Path | None], list[Task]]
+SOURCES: Registry[Source] = Registry("suite")
+SOURCES.register("humaneval", lambda data: load_humaneval())
+for _suite in EXPECTED_FILES:
+    SOURCES.register(_suite, functools.partial(load_benchmark_file, _suite))
+
+
 def _load_source(name: str, data: Path | None) -> list[Task]:
-    if name == "humaneval":
-        return load_humaneval()
-    if name in EXPECTED_FILES:
-        return load_benchmark_file(name, data)
+    """A registered source, a built-in folder suite, or a path."""
+    if name in SOURCES:
+        return SOURCES.get(name)(data)
     builtin = _suites_root() / name
     if builtin.is_dir():
         return _load_folder_suite(builtin)
@@ -174,8 +183,7 @@ def _load_source(name: str, data: Path | None) -> list[Task]:
     if path.is_file() and path.suffix == ".jsonl":
         return _load_jsonl_suite(path)
     raise TaskFormatError(
-        f"unknown suite {name!r}: built-in suites are "
-        f"{', '.join([*known_suites(), 'humaneval', *EXPECTED_FILES])}, "
+        f"{SOURCES.unknown(name, [*known_suites(), *SOURCES.names()])}; "
         "or pass the path of a folder of task folders or of a JSONL of tasks"
     )
 

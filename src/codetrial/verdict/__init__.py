@@ -62,10 +62,9 @@ def _detail(session: Session) -> str:
 def _run_tests(
     code: str, task: Task, visibility: Visibility, sandbox: Sandbox, limits: Limits
 ) -> tuple[Outcome, list[TestResult], str, str]:
-    try:
-        harness = HARNESSES[task.harness]
-    except KeyError:
-        raise TaskFormatError(f"task {task.id}: unknown harness {task.harness!r}") from None
+    if task.harness not in HARNESSES:
+        raise TaskFormatError(f"task {task.id}: {HARNESSES.unknown(task.harness)}")
+    harness = HARNESSES.get(task.harness)
     with sandbox.session(task.program(code), limits) as session:
         recorder, output = harness(task, visibility, session)
     outcome = classify(session.stop, recorder.results, recorder.complete)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from codetrial.records import TestOutcome, TestResult, Visibility
+from codetrial.registry import Registry
 from codetrial.sandbox import LimitHit, Session
 from codetrial.tasks import Task
 
@@ -107,11 +108,7 @@ def _failure_text(exc: BaseException, task: Task) -> str:
     return "".join(traceback.format_exception(type(exc), exc, frames))
 
 
-def run_pytest(task: Task, visibility: Visibility, session: Session) -> tuple[Recorder, str]:
-    """The task's test files under pytest, which is imported only for tasks that need it."""
-    from codetrial.verdict import pytest_harness
-
-    return pytest_harness.run_pytest(task, visibility, session)
-
-
-HARNESSES = {"pytest": run_pytest, "check": run_check}
+Harness = Callable[[Task, Visibility, Session], tuple[Recorder, str]]
+HARNESSES: Registry[Harness] = Registry("harness")
+HARNESSES.register("check", run_check)
+HARNESSES.declare("pytest", "codetrial.verdict.pytest_harness")

@@ -31,7 +31,7 @@ from _pytest.assertion.rewrite import rewrite_asserts
 from codetrial.records import TestOutcome, TestResult, Visibility
 from codetrial.sandbox import LimitHit, Session
 from codetrial.tasks import Task, TestFile
-from codetrial.verdict.harness import Recorder, proxy
+from codetrial.verdict.harness import HARNESSES, Recorder, proxy
 
 _UNUSED_PLUGINS = (
     "cacheprovider", "faulthandler", "stepwise", "unraisableexception", "threadexception",
@@ -254,3 +254,6 @@ def _forget_modules(root: Path) -> None:
     for name, module in list(sys.modules.items()):
         if str(getattr(module, "__file__", None) or "").startswith(prefix):
             del sys.modules[name]
+
+
+HARNESSES.register("pytest", run_pytest)

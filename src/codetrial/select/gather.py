@@ -1,0 +1,159 @@
+"""Evidence for selection out of a run: generated tests, their results, outputs on
+their inputs and judge probabilities, gathered for what the chosen strategies need.
+
+Everything is cached in the run's `selection/` folder, so a second look costs
+nothing. `Steps` lets a caller show progress: it is called with a label and a total
+and gives back a context whose value is told how many items are done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from codetrial.errors import ConfigError
+from codetrial.models import Backend, create_backend
+from codetrial.records import GenerationOptions
+from codetrial.select import Need, TaskPool, needs
+from codetrial.select import learned as ranking
+from codetrial.select.evidence import Entry, execute
+from codetrial.select.generated import load_generated_tests, runs_as_one, write_tests
+from codetrial.select.judging import judge_entries
+from codetrial.select.pools import build, entries, run_tasks
+from codetrial.store import RunStore
+from codetrial.store.artifacts import slug, write_atomic
+from codetrial.tasks import Task
+from codetrial.verdict.pool import JudgePool
+
+Advance = Callable[[int], None]
+Steps = Callable[[str, int], AbstractContextManager[Advance]]
+
+
+@contextlib.contextmanager
+def quietly(label: str, total: int) -> Iterator[Advance]:
+    yield lambda done: None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    model: str
+    tests: dict[str, list[str]]
+    pools: list[TaskPool]
+    signals: list[list[ranking.Signals]]
+    test_source: str
+    unusable_tests: list[str]
+
+
+@dataclass(frozen=True)
+class TestSource:
+    """Where generated tests come from: a file in CodeT's format (`prompts` maps its
+    prompts to task ids), else a model (the run's own unless `model` is given)."""
+
+    __test__ = False
+
+    file: Path | None = None
+    prompts: dict[str, str] | None = None
+    model: str | None = None
+    samples: int = 1
+
+
+def options(store: RunStore) -> GenerationOptions:
+    """The run's own conditions, greedy: tests and verdicts should not be sampled."""
+    return dataclasses.replace(store.manifest.config.options(), temperature=0.0)
+
+
+def backend(name: str, store: RunStore, role: str) -> Backend:
+    if name.startswith("samples/"):
+        raise ConfigError(
+            f"the {role} must be a model codetrial can run, not the samples file {name}; "
+            f"pass one, e.g. --{role}-model embedded"
+        )
+    return create_backend(name, store.manifest.config.endpoints)
+
+
+def generated_tests(
+    store: RunStore, model: str, tasks: list[Task], source: TestSource, steps: Steps
+) -> tuple[dict[str, list[str]], str]:
+    """Generated tests per task, and where they came from: the file, the cache, or
+    written now by the model."""
+    if source.file is not None:
+        prompts = source.prompts or {t.prompt: t.id for t in tasks}
+        return load_generated_tests(source.file, tasks, prompts), f"file {source.file}"
+    writer = source.model or model
+    cache = store.run_dir / "selection" / f"tests-{slug(writer)}-{source.samples}.json"
+    if cache.is_file():
+        return json.loads(cache.read_text(encoding="utf-8")), f"model {writer}"
+    model_backend = backend(writer, store, "test")
+    written: dict[str, list[str]] = {}
+    try:
+        with steps("writing tests", len(tasks)) as advance:
+            for done, task in enumerate(tasks, 1):
+                written[task.id] = write_tests(model_backend, task, options(store), source.samples)
+                advance(done)
+    finally:
+        model_backend.close()
+    write_atomic(cache, json.dumps(written))
+    return written, f"model {writer}"
+
+
+def judged(
+    store: RunStore, everything: list[Entry], judge: str, shots: int, steps: Steps
+) -> dict[tuple[str, str], float]:
+    """(task id, code) -> the judge's P("yes"), cached per judge and number of shots."""
+    cache = store.run_dir / "selection" / f"judge-{slug(judge)}-{shots}shot.json"
+    judge_backend = backend(judge, store, "judge")
+    try:
+        with steps(f"judging ({judge}, {shots}-shot)", len(everything)) as advance:
+            return judge_entries(judge_backend, everything, options(store), shots, cache, advance)
+    finally:
+        judge_backend.close()
+
+
+def gather(
+    store: RunStore,
+    names: Sequence[str],
+    source: TestSource = TestSource(),
+    judge: str = "embedded",
+    shots: int = 0,
+    workers: int = 2,
+    steps: Steps = quietly,
+) -> list[Evidence]:
+    """For each model of the run: its pools, with the evidence the named strategies
+    need. A task whose generated tests do not compile as one test function, the way
+    CodeT runs them, gets no test evidence (CodeT falls back to a random pick there)."""
+    wanted = needs(names)
+    tasks = run_tasks(store)
+    folder = store.run_dir / "selection"
+    folder.mkdir(exist_ok=True)
+    gathered = []
+    for model in store.manifest.config.models:
+        by_task = entries(store, tasks, model)
+        everything = [e for items in by_task.values() for e in items]
+        tests: dict[str, list[str]] = {}
+        test_source = "none"
+        if Need.TESTS in wanted:
+            tests, test_source = generated_tests(store, model, tasks, source, steps)
+        executions = {}
+        if tests:
+            config = store.manifest.config
+            pool = JudgePool(workers, config.limits, config.unsafe_host_exec)
+            try:
+                with steps("running generated tests", len(everything)) as advance:
+                    executions = execute(
+                        everything, tests, pool, folder / f"executions-{slug(model)}.json",
+                        outputs=Need.OUTPUTS in wanted, progress=advance,
+                    )  # fmt: skip
+            finally:
+                pool.close()
+        probabilities = (
+            judged(store, everything, judge, shots, steps) if Need.JUDGE in wanted else {}
+        )
+        unusable = sorted(t for t, found in tests.items() if found and not runs_as_one(set(found)))
+        pools, signals = build(by_task, tests, executions, probabilities, unusable)
+        gathered.append(Evidence(model, tests, pools, signals, test_source, unusable))
+    return gathered
