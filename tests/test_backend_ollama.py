@@ -10,19 +10,23 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from codetrial.config import Endpoints, endpoints_from_env
-from codetrial.errors import BackendError, BackendUnavailable, ConfigError
+from codetrial.errors import BackendError, BackendRefused, BackendUnavailable, ConfigError
 from codetrial.models import create_backend
 from codetrial.models.http import RETRIES
 from codetrial.models.ollama import OllamaBackend
-from codetrial.records import GenerationOptions, Message
+from codetrial.records import GenerationOptions, Message, Outcome
+from codetrial.store import RunStore
+from codetrial.tasks import Task
 from tests.servers.ollama_wire import (
     DEFAULT_REPLY,
     OllamaWire,
+    Reply,
     tag_entry,
     word_count,
 )
@@ -148,13 +152,25 @@ def test_unknown_tag_is_a_config_error_naming_the_tag(wire: OllamaWire) -> None:
     assert wire.chat_bodies == []
 
 
-def test_chat_with_a_model_the_server_lost_is_a_backend_error(wire: OllamaWire) -> None:
+def test_chat_with_a_model_the_server_lost_is_refused(wire: OllamaWire) -> None:
     backend = _backend(wire.url)
     wire.models = [tag_entry("llama3.2:latest")]  # e.g. `ollama rm qwen3:8b` mid-run
-    with pytest.raises(BackendError, match="HTTP 404") as caught:
+    with pytest.raises(BackendRefused) as caught:
         backend.generate(MESSAGES, OPTIONS)
-    assert "not found, try pulling it first" in str(caught.value)
+    message = str(caught.value)
+    assert f"{wire.url}/api/chat refused the request: HTTP 404 Not Found" in message
+    assert 'model \\"qwen3:8b\\" not found, try pulling it first' in message
+    assert "check the model name given to --model (an Ollama model must be pulled)" in message
     assert len(wire.chat_bodies) == 1  # a 404 is not retried
+
+
+def test_a_url_with_a_wrong_path_is_refused_at_start(wire: OllamaWire) -> None:
+    with pytest.raises(BackendRefused) as caught:
+        _backend(f"{wire.url}/v1")
+    message = str(caught.value)
+    assert f"{wire.url}/v1/api/version refused the request: HTTP 404 Not Found" in message
+    assert "404 page not found" in message
+    assert "--base-url, $OPENAI_BASE_URL or $OLLAMA_HOST" in message
 
 
 def test_server_down_is_backend_unavailable(dead_url: str) -> None:
@@ -240,6 +256,91 @@ def test_cli_run_with_the_server_down(dead_url: str, tmp_path: Path) -> None:
     assert "ollama serve" in stderr
     assert "Traceback" not in output
     assert list(tmp_path.iterdir()) == []  # no run directory for a run that never started
+
+
+def _references(tasks: dict[str, Task]) -> Reply:
+    """Answers each chat with the reference solution of the task it asks for."""
+
+    def reply(body: dict[str, Any]) -> str:
+        prompt = json.dumps(body["messages"])
+        task = next(t for t in tasks.values() if f"def {t.entry_point}(" in prompt)
+        return f"```python\n{(task.reference or '').rstrip()}\n```\n"
+
+    return reply
+
+
+def _stored(run_dir: Path) -> list[tuple[str, Outcome, str]]:
+    store = RunStore.open(run_dir)
+    try:
+        return [(a.task_id, a.outcome, a.detail) for a in store.attempts()]
+    finally:
+        store.close()
+
+
+TWO_TASKS = ("--task", "palindrome", "--task", "two_sum", "--repair-attempts", "0")
+
+
+def test_cli_run_stops_when_the_server_loses_the_model(
+    wire: OllamaWire, tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    """`ollama rm` after the first answer: the next chat is refused with 404, so the run
+    stops, keeps the finished attempt, and resumes once the model is back."""
+    pulled, references = wire.models, _references(contracts10)
+
+    def answer_then_lose_the_model(body: dict[str, Any]) -> str:
+        wire.models = [m for m in pulled if m["name"] != "qwen3:8b"]
+        return references(body)
+
+    wire.reply = answer_then_lose_the_model
+    result = _cli(
+        "run", "--model", "ollama/qwen3:8b", "--ollama-url", wire.url, *TWO_TASKS,
+        "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == BackendRefused.exit_code, output
+    (run_dir,) = tmp_path.iterdir()
+    stderr = " ".join(result.stderr.split())
+    assert f"{wire.url}/api/chat refused the request: HTTP 404 Not Found" in stderr
+    assert "not found, try pulling it first" in stderr
+    assert "an Ollama model must be pulled" in stderr
+    assert f"finished work is saved; continue with: codetrial run --resume {run_dir}" in stderr
+    assert "Traceback" not in output
+    assert len(wire.chat_bodies) == 2  # a 404 is not retried
+    assert _stored(run_dir) == [("palindrome", Outcome.PASSED, "")]
+
+    wire.models, wire.reply = pulled, references
+    result = _cli("run", "--resume", str(run_dir), "--ollama-url", wire.url)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [(task, outcome) for task, outcome, _ in _stored(run_dir)] == [
+        ("palindrome", Outcome.PASSED),
+        ("two_sum", Outcome.PASSED),
+    ]
+    assert len(wire.chat_bodies) == 3  # the finished attempt was not redone
+
+
+def test_cli_run_records_a_failing_server_as_infra_error(
+    wire: OllamaWire, tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    """HTTP 500 on every try is transient: an infra_error attempt, and the run goes on;
+    --resume redoes it."""
+    wire.reply = _references(contracts10)
+    wire.fail_next(2 * (RETRIES + 1))
+    result = _cli(
+        "run", "--model", "ollama/qwen3:8b", "--ollama-url", wire.url, *TWO_TASKS,
+        "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    (run_dir,) = tmp_path.iterdir()
+    stored = _stored(run_dir)
+    assert [(task, outcome) for task, outcome, _ in stored] == [
+        ("palindrome", Outcome.INFRA_ERROR),
+        ("two_sum", Outcome.INFRA_ERROR),
+    ]
+    assert all(f"failed {RETRIES + 1} times" in detail for _, _, detail in stored)
+
+    result = _cli("run", "--resume", str(run_dir), "--ollama-url", wire.url)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert [outcome for _, outcome, _ in _stored(run_dir)] == [Outcome.PASSED, Outcome.PASSED]
 
 
 def test_judge_reads_top_logprobs_from_the_wire(wire: OllamaWire) -> None:

@@ -1,7 +1,8 @@
 """The openai/ backend against llama-cpp-python's own OpenAI-compatible server.
 
-The server runs the real embedded model (qwen2.5-coder 0.5B) on 127.0.0.1; the API-key
-test uses a tiny stdlib server of its own that records request headers.
+The server runs the real embedded model (qwen2.5-coder 0.5B) on 127.0.0.1 and wants an
+API key; the header tests and a key refused mid-run use a tiny stdlib server of their
+own that records request headers.
 """
 
 from __future__ import annotations
@@ -23,16 +24,18 @@ import httpx
 import pytest
 
 from codetrial.config import Endpoints, endpoints_from_env
-from codetrial.errors import BackendUnavailable, ConfigError
+from codetrial.errors import BackendRefused, BackendUnavailable, ConfigError
 from codetrial.models import create_backend
 from codetrial.models.openai import OpenAIBackend
 from codetrial.models.weights import QWEN_CODER_05B
-from codetrial.records import GenerationOptions, Message
+from codetrial.records import GenerationOptions, Message, Outcome
+from codetrial.store import RunStore
 
 pytestmark = pytest.mark.embedded
 
 CODETRIAL = Path(sys.executable).with_name("codetrial")
 ALIAS = "qwen-coder"
+API_KEY = "sk-llama-server"
 STARTUP_S = 120.0
 MESSAGES = [
     Message("system", "You are a helpful Python programmer."),
@@ -49,13 +52,15 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """`python -m llama_cpp.server` on the embedded GGUF; yields its /v1 base URL."""
+    """`python -m llama_cpp.server` on the embedded GGUF, wanting API_KEY; yields its
+    /v1 base URL."""
     gguf = QWEN_CODER_05B.prepare()
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     argv = [
         sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--model_alias", ALIAS,
+        "--api_key", API_KEY,
     ]  # fmt: skip
     with log_path.open("wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
@@ -78,10 +83,15 @@ def _wait_until_up(proc: subprocess.Popen[bytes], base: str, log_path: Path) -> 
         if proc.poll() is not None:
             pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{_tail(log_path)}")
         with contextlib.suppress(httpx.TransportError):
-            if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+            answer = httpx.get(f"{base}/models", timeout=2, headers=_bearer(API_KEY))
+            if answer.status_code == 200:
                 return
         time.sleep(0.2)
     pytest.fail(f"llama_cpp.server not up after {STARTUP_S:.0f} s:\n{_tail(log_path)}")
+
+
+def _bearer(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
 
 
 def _tail(path: Path, lines: int = 30) -> str:
@@ -93,7 +103,7 @@ def dead_url() -> str:
     return f"http://127.0.0.1:{_free_port()}/v1"
 
 
-def _endpoints(url: str, api_key: str | None = None) -> Endpoints:
+def _endpoints(url: str, api_key: str | None = API_KEY) -> Endpoints:
     return Endpoints(openai_url=url, openai_api_key=api_key, request_timeout_s=120)
 
 
@@ -107,12 +117,12 @@ def test_generate_with_the_embedded_model(llama_url: str) -> None:
 
 
 def test_conditions_have_model_and_url(llama_url: str) -> None:
-    backend = create_backend(f"openai/{ALIAS}", _endpoints(llama_url, api_key="sk-secret"))
+    backend = create_backend(f"openai/{ALIAS}", _endpoints(llama_url))
     assert backend.name == f"openai/{ALIAS}"
     conditions = backend.conditions()
     assert conditions["model"] == ALIAS
     assert conditions["base_url"] == llama_url
-    assert "sk-secret" not in json.dumps(conditions)
+    assert API_KEY not in json.dumps(conditions)
 
 
 def test_unknown_model_lists_what_is_served(llama_url: str) -> None:
@@ -130,11 +140,47 @@ def test_server_down_is_backend_unavailable(dead_url: str) -> None:
     assert "llama_cpp.server" in str(caught.value)
 
 
+@pytest.mark.parametrize("key", ["sk-wrong", None])
+def test_a_refused_api_key_says_what_to_fix(llama_url: str, key: str | None) -> None:
+    with pytest.raises(BackendRefused) as caught:
+        OpenAIBackend(ALIAS, _endpoints(llama_url, key))
+    message = str(caught.value)
+    assert f"{llama_url}/models refused the request: HTTP 401 Unauthorized" in message
+    assert "Invalid API key" in message  # the server's own words
+    assert "pass the right one with --api-key or set $OPENAI_API_KEY" in message
+    assert isinstance(caught.value, BackendUnavailable)  # so a run stops, resumably
+
+
+def test_a_url_without_v1_says_what_to_fix(llama_url: str) -> None:
+    root = llama_url.removesuffix("/v1")
+    with pytest.raises(BackendRefused) as caught:
+        OpenAIBackend(ALIAS, _endpoints(root))
+    message = str(caught.value)
+    assert f"{root}/models refused the request: HTTP 404 Not Found" in message
+    assert "--base-url" in message and "usually ends in /v1" in message
+
+
+def test_cli_run_with_a_wrong_api_key(llama_url: str, tmp_path: Path) -> None:
+    result = _cli(
+        "run", "--model", f"openai/{ALIAS}", "--openai-url", llama_url, "--api-key", "sk-wrong",
+        "--task", "palindrome", "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == BackendRefused.exit_code, output
+    stderr = " ".join(result.stderr.split())
+    assert f"{llama_url}/models refused the request: HTTP 401" in stderr
+    assert "--api-key" in stderr
+    assert "Traceback" not in output
+    assert list(tmp_path.iterdir()) == []  # refused before the run started
+
+
 # -- the API key, checked against a small server that records headers ------------------
 
 
 class _OpenAIWire(BaseHTTPRequestHandler):
-    """`GET /v1/models` and `POST /v1/chat/completions` in the OpenAI wire format."""
+    """`GET /v1/models` and `POST /v1/chat/completions` in the OpenAI wire format. When
+    the server has an `api_key`, other keys get OpenAI's 401, and so does that key once
+    `revoke_after` completions are answered."""
 
     server: _RecordingServer
 
@@ -155,8 +201,22 @@ class _OpenAIWire(BaseHTTPRequestHandler):
         self.server.seen.append((self.command, self.path, dict(self.headers.items()), body))
         return body
 
+    def _refused(self) -> bool:
+        server = self.server
+        revoked = server.revoke_after is not None and server.completions >= server.revoke_after
+        if server.api_key is None or (
+            self.headers.get("Authorization") == f"Bearer {server.api_key}" and not revoked
+        ):
+            return False
+        message = "Incorrect API key provided."
+        self._send(401, {"error": {"message": message, "type": "invalid_request_error",
+                                   "param": None, "code": "invalid_api_key"}})  # fmt: skip
+        return True
+
     def do_GET(self) -> None:
         self._record()
+        if self._refused():
+            return
         if self.path != "/v1/models":
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
             return
@@ -165,9 +225,12 @@ class _OpenAIWire(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         body = self._record()
+        if self._refused():
+            return
         if self.path != "/v1/chat/completions":
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
             return
+        self.server.completions += 1
         self._send(
             200,
             {
@@ -192,6 +255,9 @@ class _OpenAIWire(BaseHTTPRequestHandler):
 class _RecordingServer(ThreadingHTTPServer):
     def __init__(self) -> None:
         self.seen: list[tuple[str, str, dict[str, str], Any]] = []
+        self.api_key: str | None = None
+        self.revoke_after: int | None = None
+        self.completions = 0
         super().__init__(("127.0.0.1", 0), _OpenAIWire)
 
 
@@ -252,15 +318,18 @@ def test_api_key_from_the_environment_and_none_without_it(
     assert wire.seen[-1][2]["Authorization"] == "Bearer sk-from-env"
 
 
-def test_cli_run_end_to_end(llama_url: str, tmp_path: Path) -> None:
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OLLAMA_", "OPENAI_"))}
     env["COLUMNS"] = "200"
-    result = subprocess.run(
-        [
-            str(CODETRIAL), "run", "--model", f"openai/{ALIAS}", "--openai-url", llama_url,
-            "--task", "palindrome", "--max-tokens", "256", "--runs-dir", str(tmp_path),
-        ],
-        capture_output=True, text=True, env=env, timeout=300,
+    return subprocess.run(
+        [str(CODETRIAL), *args], capture_output=True, text=True, env=env, timeout=300
+    )
+
+
+def test_cli_run_end_to_end(llama_url: str, tmp_path: Path) -> None:
+    result = _cli(
+        "run", "--model", f"openai/{ALIAS}", "--openai-url", llama_url, "--api-key", API_KEY,
+        "--task", "palindrome", "--max-tokens", "256", "--runs-dir", str(tmp_path),
     )  # fmt: skip
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
@@ -286,3 +355,39 @@ def test_judge_reads_the_first_token_s_top_logprobs(llama_url: str) -> None:
         embedded.close()
     assert 0.0 < served < 1.0
     assert served == pytest.approx(local, abs=0.02)
+
+
+def test_cli_run_stops_when_the_key_is_refused_mid_run(
+    wire: _RecordingServer, tmp_path: Path
+) -> None:
+    """The key serves the model check and one completion, then is refused (revoked, say):
+    the run stops, keeps the finished attempt, and resumes with a new key."""
+    wire.api_key, wire.revoke_after = "sk-old", 1
+    url = _wire_url(wire)
+    result = _cli(
+        "run", "--model", "openai/wire-model", "--openai-url", url, "--api-key", "sk-old",
+        "--task", "palindrome", "--task", "two_sum", "--repair-attempts", "0",
+        "--runs-dir", str(tmp_path),
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == BackendRefused.exit_code, output
+    (run_dir,) = tmp_path.iterdir()
+    stderr = " ".join(result.stderr.split())
+    assert f"{url}/chat/completions refused the request: HTTP 401 Unauthorized" in stderr
+    assert "Incorrect API key provided." in stderr
+    assert "pass the right one with --api-key or set $OPENAI_API_KEY" in stderr
+    assert f"finished work is saved; continue with: codetrial run --resume {run_dir}" in stderr
+    assert "Traceback" not in output
+    assert len([seen for seen in wire.seen if seen[0] == "POST"]) == 2  # a 401 is not retried
+    store = RunStore.open(run_dir)
+    (finished,) = store.attempts()
+    store.close()
+    assert (finished.task_id, finished.outcome) == ("palindrome", Outcome.REJECTED)
+
+    wire.api_key, wire.revoke_after = "sk-new", None
+    result = _cli("run", "--resume", str(run_dir), "--openai-url", url, "--api-key", "sk-new")
+    assert result.returncode == 0, result.stdout + result.stderr
+    store = RunStore.open(run_dir)
+    assert [a.task_id for a in store.attempts()] == ["palindrome", "two_sum"]
+    store.close()
+    assert len([seen for seen in wire.seen if seen[0] == "POST"]) == 3  # palindrome not redone

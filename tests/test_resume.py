@@ -86,3 +86,36 @@ def test_ctrl_c_says_how_to_resume(tmp_path: Path, contracts10: dict[str, Task])
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130
     assert "codetrial run --resume" in err and "Traceback" not in err
+
+
+def test_a_run_from_before_store_schema_numbers_resumes(
+    tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    """Such a run has schema 1's layout without the number in either file."""
+    script = {f"def {t.entry_point}(": [fenced(t.reference or "")] for t in contracts10.values()}
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    args = ["--task", "palindrome", "--task", "two_sum", "--runs-dir", str(tmp_path / "runs")]
+    first = subprocess.run(
+        [CODETRIAL, "run", "--model", f"scripted/{path}", *args],
+        capture_output=True, text=True, timeout=300, env=CLI_ENV,
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    (db,) = tmp_path.glob("runs/*/trial.sqlite")
+    manifest_path = db.parent / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["schema_version"]
+    manifest_path.write_text(json.dumps(manifest))
+    with sqlite3.connect(db) as conn:
+        conn.execute("PRAGMA user_version = 0")
+        conn.execute("DELETE FROM attempts WHERE task_id = 'two_sum'")
+    before = _rows(db)
+
+    result = subprocess.run(
+        [CODETRIAL, "run", "--resume", str(db.parent)],
+        capture_output=True, text=True, timeout=300, env=CLI_ENV,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    after = _rows(db)
+    assert sorted(after) == [("palindrome", 0), ("two_sum", 0)]
+    assert after[("palindrome", 0)] == before[("palindrome", 0)]

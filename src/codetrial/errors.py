@@ -31,6 +31,14 @@ class BackendUnavailable(CodetrialError):
     exit_code = 4
 
 
+class BackendRefused(BackendUnavailable):
+    """The server answers but refuses the run's requests (HTTP 401, 403, 404): a wrong
+    API key, model name or URL. Retrying cannot help, so like BackendUnavailable it
+    stops the run with finished work saved; the message says what to fix."""
+
+    exit_code = 8
+
+
 class BackendError(CodetrialError):
     """One request to a model backend failed; the attempt is recorded as infra_error."""
 
@@ -50,7 +58,8 @@ class SandboxError(CodetrialError):
 
 
 class StoreError(CodetrialError):
-    """The run directory is missing, unreadable or belongs to a different run."""
+    """The run directory is missing, unreadable, written by another store schema or
+    belongs to a different run."""
 
     exit_code = 7
 

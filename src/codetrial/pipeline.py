@@ -75,6 +75,15 @@ def _infrastructure_failure(detail: str) -> Verdict:
     return Verdict(Outcome.INFRA_ERROR, gate=None, detail=detail)
 
 
+def verdict_of(future: Future[Verdict]) -> Verdict:
+    """The judged verdict; when the sandbox could not run the candidate, an infra_error
+    verdict: a fault of the machinery, never of the model."""
+    try:
+        return future.result()
+    except SandboxError as exc:
+        return _infrastructure_failure(str(exc))
+
+
 def record(backend: Backend, job: Job, generation: Generation, candidate: Candidate,
            verdict: Verdict, execution_s: float) -> AttemptRecord:  # fmt: skip
     return AttemptRecord.judged(
@@ -109,8 +118,10 @@ def _repair_job(trial: Trial, task: Task, previous: AttemptRecord) -> Job:
 
 def run_backend(trial: Trial, tasks: Sequence[Task], backend: Backend, progress: Progress) -> None:
     """Generate on this thread, judge on the pool; a failed attempt with feedback
-    queues its repair at the front. When the backend becomes unreachable, what is
-    being judged is still stored before the error goes up."""
+    queues its repair at the front. A failed request is an infra_error attempt; when
+    the backend becomes unreachable or refuses the run's requests (BackendUnavailable,
+    BackendRefused), generation stops and what is being judged is still stored before
+    the error goes up."""
     jobs = first_jobs(trial, tasks, backend)
     in_flight: dict[Future[Verdict], Judging] = {}
     limit = 2 * trial.pool.workers
@@ -139,12 +150,8 @@ def run_backend(trial: Trial, tasks: Sequence[Task], backend: Backend, progress:
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
         for future in done:
             judging = in_flight.pop(future)
-            try:
-                verdict = future.result()
-            except SandboxError as exc:
-                verdict = _infrastructure_failure(str(exc))
             stored = record(backend, judging.job, judging.generation, judging.candidate,
-                            verdict, time.monotonic() - judging.started)  # fmt: skip
+                            verdict_of(future), time.monotonic() - judging.started)  # fmt: skip
             trial.store.save(judging.job.task, stored)
             progress(stored)
             if needs_repair(stored, trial.config.repair_attempts) and unavailable is None:
@@ -156,7 +163,8 @@ def run_backend(trial: Trial, tasks: Sequence[Task], backend: Backend, progress:
 def run_trial(
     trial: Trial, tasks: Sequence[Task], backends: Sequence[Backend], progress: Progress
 ) -> list[TaskResult]:
-    """Every task and sample for every model; BackendUnavailable stops the run (resumable)."""
+    """Every task and sample for every model; BackendUnavailable (and so BackendRefused)
+    stops the run, resumably."""
     for backend in backends:
         run_backend(trial, tasks, backend, progress)
     return trial.store.task_results()

@@ -24,6 +24,7 @@ from codetrial.cli.views import console
 from codetrial.config import RunConfig
 from codetrial.errors import TaskFormatError
 from codetrial.gate import get_profile
+from codetrial.pipeline import verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
@@ -208,7 +209,7 @@ def _judge_all(
         bar = progress.add_task("judging", total=len(items), passes=0)
         passes = 0
         for (line, task, code), future in zip(items, futures, strict=True):
-            verdict = future.result()
+            verdict = verdict_of(future)
             verdicts.append(verdict)
             passes += verdict.outcome is Outcome.PASSED
             number = index[task.id] = index.get(task.id, -1) + 1

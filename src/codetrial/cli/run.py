@@ -115,9 +115,9 @@ def run(
     console.print(f"run directory: {store.run_dir}", soft_wrap=True, highlight=False)
     try:
         _execute(Trial(config, profile, pool, store), tasks, backends)
-    except BackendUnavailable as exc:
+    except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
         show(store)
-        raise BackendUnavailable(
+        raise type(exc)(
             f"{exc}\nfinished work is saved; continue with: codetrial run --resume {store.run_dir}"
         ) from exc
     except KeyboardInterrupt as exc:

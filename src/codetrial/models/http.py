@@ -1,7 +1,9 @@
 """JSON over HTTP for the server backends, with bounded retries.
 
 Connection failures become BackendUnavailable with a message that names the URL and
-how to start the server; other failures become BackendError after the retries.
+how to start the server; a request the server refuses outright (a wrong API key, model
+name or URL) becomes BackendRefused, which says what to fix; other failures become
+BackendError after the retries.
 """
 
 from __future__ import annotations
@@ -11,10 +13,20 @@ from typing import Any
 
 import httpx
 
-from codetrial.errors import BackendError, BackendUnavailable
+from codetrial.errors import BackendError, BackendRefused, BackendUnavailable
 
 RETRIES = 2
 _RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
+# Answers that every later request of the run would get too: what to fix for each.
+_REFUSED_STATUS = {
+    401: "the API key is missing or wrong: pass the right one with --api-key or set "
+    "$OPENAI_API_KEY",
+    403: "the API key may not use this model or endpoint: pass one that may with --api-key "
+    "or $OPENAI_API_KEY",
+    404: "check the model name given to --model (an Ollama model must be pulled) and the "
+    "server's URL (--base-url, $OPENAI_BASE_URL or $OLLAMA_HOST; an OpenAI-compatible "
+    "server's URL usually ends in /v1)",
+}
 
 
 class JsonClient:
@@ -30,8 +42,19 @@ class JsonClient:
             f"{self._how_to_start}, or pass --model embedded"
         )
 
+    def _refused(self, path: str, response: httpx.Response) -> BackendRefused:
+        status = response.status_code
+        said = f" ({text})" if (text := response.text[:300].strip()) else ""
+        return BackendRefused(
+            f"{self.base_url}{path} refused the request: HTTP {status} "
+            f"{response.reason_phrase}{said} — {_REFUSED_STATUS[status]}"
+        )
+
     def request(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        """Send one request; retry only what the server marks as transient."""
+        """Send one request; retry only what the server marks as transient.
+
+        Raises BackendUnavailable (no server), BackendRefused (HTTP 401, 403, 404: the
+        run's requests will all be refused) or BackendError (this request failed)."""
         last: Exception | None = None
         for attempt in range(RETRIES + 1):
             if attempt:
@@ -52,6 +75,8 @@ class JsonClient:
                     f"{self.base_url}{path}: HTTP {response.status_code}: {response.text[:300]}"
                 )
                 continue
+            if response.status_code in _REFUSED_STATUS:
+                raise self._refused(path, response)
             if response.status_code >= 400:
                 raise BackendError(
                     f"{self.base_url}{path}: HTTP {response.status_code}: {response.text[:300]}"

@@ -2,23 +2,35 @@
 
 Every attempt is committed in one transaction after its artifacts are on disk, so
 killing the process at any moment loses at most the attempt in flight; `--resume`
-picks up from what the database holds.
+picks up from what the database holds. The database carries the store schema's number
+in SQLite's `user_version`, as the manifest does in `schema_version`; 0, SQLite's
+default, marks a database written before stores carried a number.
 """
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from codetrial.errors import StoreError
 from codetrial.records import AttemptRecord, TaskResult
 from codetrial.store.artifacts import write_atomic, write_attempt
-from codetrial.store.manifest import Manifest, new_manifest, now, task_digest
+from codetrial.store.manifest import (
+    SCHEMA_VERSION,
+    Manifest,
+    new_manifest,
+    now,
+    problem,
+    read_manifest,
+    task_digest,
+    unreadable_run,
+)
 from codetrial.tasks import Task
 
-__all__ = ["Manifest", "RunStore", "new_manifest", "new_run_id", "task_digest"]
+__all__ = ["SCHEMA_VERSION", "Manifest", "RunStore", "new_manifest", "new_run_id", "task_digest"]
 
 DB_NAME = "trial.sqlite"
 MANIFEST = "manifest.json"
@@ -47,45 +59,78 @@ def new_run_id(runs_dir: Path, suite: str) -> str:
     return run_id
 
 
+def _database(path: Path, manifest: Manifest, new: bool) -> sqlite3.Connection:
+    """The run's database, crash-safe. A new one gets the table and this store schema's
+    number; an existing one must be of this schema, or a StoreError says what to do."""
+    try:
+        db = sqlite3.connect(path)
+    except sqlite3.DatabaseError as exc:
+        raise _unopenable(path, exc) from exc
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")
+        if new:
+            db.execute(_SCHEMA)
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        columns = [row[1] for row in db.execute("PRAGMA table_info(attempts)")]
+    except sqlite3.DatabaseError as exc:
+        db.close()
+        raise _unopenable(path, exc) from exc
+    found = None
+    if version not in (0, SCHEMA_VERSION):  # 0: written before stores were numbered
+        found = f"was written by codetrial store schema {version}"
+    elif columns != _COLUMNS:
+        found = (
+            f"has the attempts columns ({', '.join(columns) or 'no table'}), not store schema "
+            f"{SCHEMA_VERSION}'s (a run written before stores were numbered counts as schema 1 "
+            "only if its layout is schema 1's)"
+        )
+    if found is not None:
+        db.close()
+        raise unreadable_run(path, found, manifest.codetrial_version)
+    return db
+
+
+def _unopenable(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
+    return StoreError(
+        f"{path} cannot be opened as a run database ({exc}): it must be a database file "
+        "codetrial wrote, which this user may read and write; fix its permissions, run as "
+        "the user who wrote it, or re-run the trial"
+    )
+
+
 class RunStore:
-    def __init__(self, run_dir: Path, manifest: Manifest) -> None:
+    """One run's store, made by create() or open(); `db` is its open database."""
+
+    def __init__(self, run_dir: Path, manifest: Manifest, db: sqlite3.Connection) -> None:
         self.run_dir = run_dir
         self.manifest = manifest
-        try:
-            self._db = sqlite3.connect(run_dir / DB_NAME)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=FULL")
-            self._db.execute(_SCHEMA)
-            self._db.commit()
-            columns = [row[1] for row in self._db.execute("PRAGMA table_info(attempts)")]
-        except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{run_dir / DB_NAME}: not a readable run database ({exc})") from exc
-        if columns != _COLUMNS:
-            self._db.close()
-            raise StoreError(
-                f"{run_dir} was written by another version of codetrial (columns {columns}); "
-                "run the trial again to get a store this version reads"
-            )
+        self._db = db
 
     @classmethod
     def create(cls, run_dir: Path, manifest: Manifest) -> RunStore:
         run_dir.mkdir(parents=True, exist_ok=False)
         write_atomic(run_dir / MANIFEST, manifest.model_dump_json(indent=2))
-        return cls(run_dir, manifest)
+        return cls(run_dir, manifest, _database(run_dir / DB_NAME, manifest, new=True))
 
     @classmethod
     def open(cls, run_dir: Path) -> RunStore:
-        path = run_dir / MANIFEST
-        if not path.is_file() or not (run_dir / DB_NAME).is_file():
+        """A run written before; a StoreError names the file and what to do when it is
+        not a run directory, cannot be read or was written by another store schema."""
+        if not (run_dir / MANIFEST).exists():
             raise StoreError(
-                f"{run_dir} is not a codetrial run directory (no {MANIFEST} and {DB_NAME}); "
+                f"{run_dir} is not a codetrial run directory (no {MANIFEST}); "
                 "pass the folder that `codetrial run` printed"
             )
-        try:
-            manifest = Manifest.model_validate_json(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise StoreError(f"{path}: unreadable manifest ({exc})") from exc
-        return cls(run_dir, manifest)
+        manifest = read_manifest(run_dir / MANIFEST)
+        database = run_dir / DB_NAME
+        if not database.exists():
+            raise StoreError(
+                f"{database} is missing, and with it every stored attempt of the run: "
+                "restore it from a copy of the run directory, or re-run the trial"
+            )
+        return cls(run_dir, manifest, _database(database, manifest, new=False))
 
     def mark_resumed(self) -> None:
         self.manifest = self.manifest.model_copy(
@@ -112,12 +157,27 @@ class RunStore:
             )  # fmt: skip
 
     def attempts(self, model: str | None = None) -> list[AttemptRecord]:
+        """Every stored attempt (of one model); a StoreError names a record that does
+        not validate as an attempt of this store schema."""
         rows = self._db.execute(
-            "SELECT record FROM attempts WHERE (?1 IS NULL OR model = ?1) "
-            "ORDER BY model, task_id, sample, attempt",
+            "SELECT model, task_id, sample, attempt, record FROM attempts "
+            "WHERE (?1 IS NULL OR model = ?1) ORDER BY model, task_id, sample, attempt",
             (model,),
         ).fetchall()
-        return [AttemptRecord.model_validate(json.loads(row[0])) for row in rows]
+        return [self._record(*row) for row in rows]
+
+    def _record(
+        self, model: str, task_id: str, sample: int, attempt: int, text: str
+    ) -> AttemptRecord:
+        try:
+            return AttemptRecord.model_validate_json(text)
+        except ValidationError as exc:
+            where = f"model {model}, task {task_id}, sample {sample}, attempt {attempt}"
+            raise unreadable_run(
+                self.run_dir / DB_NAME,
+                f"holds an attempt that does not validate ({where}: {problem(exc)})",
+                self.manifest.codetrial_version,
+            ) from exc
 
     def task_results(self) -> list[TaskResult]:
         """One TaskResult per (model, task, sample) that has a first attempt, in

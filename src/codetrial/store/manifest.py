@@ -1,20 +1,36 @@
-"""The run manifest: every condition a result depends on, written before any work."""
+"""The run manifest: every condition a result depends on, written before any work.
+
+It carries the store schema: the layout of the manifest, the database and the records
+in it. This codetrial reads only runs of SCHEMA_VERSION; a run written before stores
+carried a number counts as schema 1, the layout codetrial wrote then, and an older
+layout than that is found out by the database's columns or its records' validation.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from codetrial import __version__
 from codetrial.config import RunConfig
+from codetrial.errors import StoreError
 from codetrial.tasks import Task
+
+SCHEMA_VERSION = 1
+_NOT_A_MANIFEST = (
+    "it was not written by codetrial or has been damaged; pass the folder that "
+    "`codetrial run` printed, or re-run the trial"
+)
 
 
 class Manifest(BaseModel):
+    schema_version: int = 1  # absent from runs written before stores carried a number
     run_id: str
     created_at: str
     codetrial_version: str
@@ -60,6 +76,7 @@ def new_manifest(
 ) -> Manifest:
     python, host = host_conditions()
     return Manifest(
+        schema_version=SCHEMA_VERSION,
         run_id=run_id,
         created_at=now(),
         codetrial_version=__version__,
@@ -74,3 +91,43 @@ def new_manifest(
         suite=tasks[0].suite if tasks else config.suite,
         task_sha256={t.id: task_digest(t) for t in tasks},
     )
+
+
+def unreadable_run(path: Path, what: str, written_by: str) -> StoreError:
+    """The error for a run this codetrial cannot read: `what` says what was found in
+    `path`, `written_by` is the codetrial version recorded in the run's manifest."""
+    return StoreError(
+        f"{path} {what}; this codetrial ({__version__}) reads store schema {SCHEMA_VERSION}: "
+        "re-run the trial with this version, or use the codetrial version that wrote it "
+        f"({written_by}, recorded in its manifest)"
+    )
+
+
+def problem(exc: ValidationError) -> str:
+    """The first thing wrong, as `field.path: message`, without pydantic's links."""
+    first = exc.errors()[0]
+    where = ".".join(map(str, first["loc"]))
+    return f"{where}: {first['msg']}" if where else first["msg"]
+
+
+def read_manifest(path: Path) -> Manifest:
+    """The manifest in `path`; a StoreError names the file and what to do when it cannot
+    be read, is not a run manifest or was written by another store schema."""
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise StoreError(
+            f"{path} cannot be read ({exc.strerror or exc}): it must be a file this user may "
+            "read (and write, to resume); fix its permissions or run as the user who wrote it"
+        ) from exc
+    except ValueError as exc:  # not UTF-8, or not JSON
+        raise StoreError(f"{path} is not JSON ({exc}): {_NOT_A_MANIFEST}") from exc
+    if isinstance(raw, dict) and (found := raw.get("schema_version", 1)) != SCHEMA_VERSION:
+        written_by = str(raw.get("codetrial_version", "unknown"))
+        raise unreadable_run(path, f"was written by codetrial store schema {found}", written_by)
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        raise StoreError(
+            f"{path} is not a run manifest ({problem(exc)}): {_NOT_A_MANIFEST}"
+        ) from exc

@@ -1,0 +1,70 @@
+"""`codetrial evaluate`: a sandbox that cannot judge one sample makes that sample an
+infra_error, stored and counted; the other samples are judged as usual."""
+
+from __future__ import annotations
+
+import json
+from concurrent.futures import Future
+from pathlib import Path
+
+from codetrial.cli.evaluate import _judge_all, read_samples
+from codetrial.config import RunConfig
+from codetrial.errors import SandboxError
+from codetrial.gate import Profile, get_profile
+from codetrial.records import Candidate, Outcome, Verdict
+from codetrial.report import figures
+from codetrial.store import RunStore, new_manifest
+from codetrial.tasks import Task
+from codetrial.verdict.pool import JudgePool
+from tests.conftest import FAST_LIMITS
+
+MODEL = "samples/samples.jsonl"
+BROKEN = "the sandbox did not start: its worker could not be restarted"
+
+
+class _SandboxFailsFor(JudgePool):
+    """A real pool, except that the sandbox cannot start for one program: that
+    program's verdict future holds a SandboxError, as the pool's would."""
+
+    def __init__(self, program: str) -> None:
+        super().__init__(1, FAST_LIMITS)
+        self._program = program
+
+    def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
+        if candidate.code != self._program:
+            return super().submit(candidate, task, profile)
+        future: Future[Verdict] = Future()
+        future.set_exception(SandboxError(BROKEN))
+        return future
+
+
+def test_a_sandbox_error_is_an_infra_error_verdict(
+    tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    tasks = [contracts10["palindrome"], contracts10["two_sum"]]
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(
+        "".join(json.dumps({"task_id": t.id, "solution": t.reference}) + "\n" for t in tasks)
+    )
+    config = RunConfig(models=[MODEL], repair_attempts=0)
+    store = RunStore.create(tmp_path / "run", new_manifest("r", config, tasks, {}, {}, "", ""))
+    pool = _SandboxFailsFor(tasks[1].reference or "")
+    try:
+        verdicts = _judge_all(
+            read_samples(samples, tasks), MODEL, pool, get_profile("builtins-only"), store
+        )
+    finally:
+        pool.close()
+
+    assert [(v.outcome, v.detail) for v in verdicts] == [
+        (Outcome.PASSED, ""),
+        (Outcome.INFRA_ERROR, BROKEN),
+    ]
+    stored = [(a.task_id, a.outcome, a.detail) for a in store.attempts()]
+    assert stored == [
+        ("palindrome", Outcome.PASSED, ""),
+        ("two_sum", Outcome.INFRA_ERROR, BROKEN),
+    ]
+    (row,) = figures(store).rows
+    assert (row.tasks, row.first_pass, row.infra_errors) == (2, 1, 1)
+    store.close()
