@@ -32,8 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench.samples import write_samples
-from codetrial.cli.evaluate import read_samples
 from codetrial.config import Limits
+from codetrial.evaluate import read_samples
 from codetrial.sandbox import Sandbox, open_sandbox
 from codetrial.tasks import Task, load_suite
 

@@ -7,9 +7,9 @@ import json
 from concurrent.futures import Future
 from pathlib import Path
 
-from codetrial.cli.evaluate import _judge_all, read_samples
 from codetrial.config import RunConfig
 from codetrial.errors import SandboxError
+from codetrial.evaluate import judge_all, read_samples
 from codetrial.gate import Profile, get_profile
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.report import figures
@@ -50,7 +50,7 @@ def test_a_sandbox_error_is_an_infra_error_verdict(
     store = RunStore.create(tmp_path / "run", new_manifest("r", config, tasks, {}, {}, "", ""))
     pool = _SandboxFailsFor(tasks[1].reference or "")
     try:
-        verdicts = _judge_all(
+        verdicts = judge_all(
             read_samples(samples, tasks), MODEL, pool, get_profile("builtins-only"), store
         )
     finally:

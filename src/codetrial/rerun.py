@@ -16,7 +16,6 @@ from codetrial.config import Limits
 from codetrial.errors import SandboxError
 from codetrial.gate import Profile
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
-from codetrial.select.pools import run_tasks
 from codetrial.store import RunStore
 from codetrial.verdict.pool import JudgePool
 
@@ -89,7 +88,7 @@ def changed_conditions(
 def rerun(store: RunStore, profile: Profile, pool: JudgePool) -> Rerun:
     """Re-judge every stored attempt that was judged (an infrastructure failure never
     reached the sandbox, so it is counted as not re-judged) and compare verdicts."""
-    tasks = {t.id: t for t in run_tasks(store)}
+    tasks = {t.id: t for t in store.tasks()}
     tallies: dict[tuple[str, str], Tally] = {}
     pending: list[tuple[AttemptRecord, Future[Verdict]]] = []
     for record in store.attempts():

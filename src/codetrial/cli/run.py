@@ -15,7 +15,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from codetrial.cli.options import DataFile, Workers
+from codetrial.cli.options import DataFile, Gate, RunsDir, Timeout, UnsafeHostExec, Workers
 from codetrial.cli.report import show
 from codetrial.cli.views import console
 from codetrial.config import RunConfig, endpoints_from_env
@@ -25,19 +25,16 @@ from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
 from codetrial.records import AttemptRecord
-from codetrial.store import RunStore, new_manifest, new_run_id, task_digest
+from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.tasks import Task, load_suite
 from codetrial.verdict.pool import JudgePool
 
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256")
 
 
-def _check_resumable(store: RunStore, backends: list[Backend], tasks: list[Task]) -> None:
-    """Refuse to resume when a task or a model is no longer what the run used."""
+def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
+    """Refuse to resume when a model is no longer what the run used."""
     run_dir, recorded = store.run_dir, store.manifest
-    for task in tasks:
-        if recorded.task_sha256.get(task.id) != task_digest(task):
-            raise ConfigError(f"task {task.id} changed since {run_dir} started; start a new run")
     for backend in backends:
         before = recorded.backends.get(backend.name, {})
         now = backend.conditions()
@@ -64,28 +61,24 @@ def run(
     num_ctx: Annotated[int, typer.Option(help="context window")] = 4096,
     max_tokens: Annotated[int, typer.Option(help="max new tokens")] = 512,
     repair_attempts: Annotated[int, typer.Option(help="bounded repair attempts")] = 1,
-    timeout: Annotated[float, typer.Option(help="wall seconds per test run")] = 10.0,
+    timeout: Timeout = 10.0,
     cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
     workers: Workers = 1,
-    gate: Annotated[
-        str | None, typer.Option(help="builtins-only, stdlib or off (default: the suite's)")
-    ] = None,
-    runs_dir: Annotated[Path, typer.Option(help="where run directories go")] = Path("runs"),
+    gate: Gate = None,
+    runs_dir: RunsDir = Path("runs"),
     base_url: Annotated[str | None, typer.Option(help="base URL of the HTTP backend")] = None,
     ollama_url: Annotated[str | None, typer.Option(help="Ollama URL ($OLLAMA_HOST)")] = None,
     openai_url: Annotated[str | None, typer.Option(help="($OPENAI_BASE_URL)")] = None,
     api_key: Annotated[str | None, typer.Option(help="($OPENAI_API_KEY)")] = None,
     resume: Annotated[Path | None, typer.Option(help="finish an interrupted run")] = None,
-    unsafe_host_exec: Annotated[
-        bool, typer.Option(help="run candidates without namespaces (rlimits only)")
-    ] = False,
+    unsafe_host_exec: UnsafeHostExec = False,
 ) -> None:
     """Run a trial and print the results table and the path of report.html."""
     endpoints = endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
     resumed = RunStore.open(resume) if resume is not None else None
     if resumed is not None:
         config = resumed.manifest.config.model_copy(update={"endpoints": endpoints})
-        tasks = load_suite(config.suite, config.task_ids or None, config.data)
+        tasks = resumed.tasks()
     else:
         tasks = load_suite(suite, task or None, data)[:limit]
         config = RunConfig.validated({
@@ -103,7 +96,7 @@ def run(
     system = system_message(profile.allowed, profile.forbidden)
     if resumed is not None:
         store = resumed
-        _check_resumable(store, backends, tasks)
+        _check_resumable(store, backends)
         store.mark_resumed()
     else:
         run_id = new_run_id(runs_dir, config.suite)

@@ -18,10 +18,11 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from codetrial.cli.evaluate import CPU_S, TIMEOUT_S, judge_samples, prompt_map
-from codetrial.cli.options import DataFile, Workers
+from codetrial.cli.evaluate import judged_with_progress
+from codetrial.cli.options import DataFile, RunsDir, Workers
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
+from codetrial.evaluate import SamplesJob, prompt_map
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.report import JUDGE_EVAL, SELECTION, write_reports
 from codetrial.select import STRATEGIES, Need, TaskPool, compare_strategies, named, needs
@@ -29,7 +30,7 @@ from codetrial.select import learned as ranking
 from codetrial.select.gather import Evidence, TestSource, gather
 from codetrial.select.gather import judged as gathered_judge
 from codetrial.select.judging import THRESHOLDS, calibration, quality
-from codetrial.select.pools import entries, run_tasks
+from codetrial.select.pools import entries
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 
@@ -105,16 +106,13 @@ def select(
         Path | None, typer.Option(help="a trained ranker (default: cross-validated here)")
     ] = None,
     workers: Workers = 2,
-    runs_dir: Annotated[Path, typer.Option(help="where a pool's run directory goes")] = Path(
-        "runs"
-    ),
+    runs_dir: RunsDir = Path("runs"),
 ) -> None:
     """Compare selection strategies side by side on the same candidate pool."""
     names = _names(strategies)
     if pool is not None and run_dir is None:
-        store = judge_samples(
-            pool, suite, data, prompts, workers, TIMEOUT_S, CPU_S, None, runs_dir, False
-        )
+        store = judged_with_progress(SamplesJob(pool, suite, data, prompts, workers,
+                                                runs_dir=runs_dir))  # fmt: skip
     elif run_dir is not None and pool is None:
         store = RunStore.open(run_dir)
     else:
@@ -191,7 +189,7 @@ def judge_eval(
     """How far a judge model can be trusted: its verdicts against the tests'."""
     store = RunStore.open(run_dir)
     try:
-        tasks = run_tasks(store)
+        tasks = store.tasks()
         everything = [
             e
             for model in store.manifest.config.models

@@ -24,7 +24,7 @@ from codetrial.select import learned as ranking
 from codetrial.select.evidence import Entry, execute
 from codetrial.select.generated import load_generated_tests, runs_as_one, write_tests
 from codetrial.select.judging import judge_entries
-from codetrial.select.pools import build, entries, run_tasks
+from codetrial.select.pools import build, entries
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
 from codetrial.tasks import Task
@@ -127,7 +127,7 @@ def gather(
     need. A task whose generated tests do not compile as one test function, the way
     CodeT runs them, gets no test evidence (CodeT falls back to a random pick there)."""
     wanted = needs(names)
-    tasks = run_tasks(store)
+    tasks = store.tasks()
     folder = store.run_dir / "selection"
     folder.mkdir(exist_ok=True)
     gathered = []

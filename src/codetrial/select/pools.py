@@ -6,25 +6,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
-from codetrial.errors import ConfigError
 from codetrial.select import PoolCandidate, TaskPool
 from codetrial.select.evidence import Entry, Execution
 from codetrial.select.learned import Signals
-from codetrial.store import RunStore, task_digest
-from codetrial.tasks import Task, load_suite
-
-
-def run_tasks(store: RunStore) -> list[Task]:
-    """The run's tasks, refusing any whose spec or tests changed since the run."""
-    config = store.manifest.config
-    tasks = load_suite(config.suite, list(store.manifest.task_sha256), config.data)
-    changed = [t.id for t in tasks if task_digest(t) != store.manifest.task_sha256.get(t.id)]
-    if changed:
-        raise ConfigError(
-            f"tasks changed since {store.run_dir} ran: {', '.join(changed)}; "
-            "its verdicts can only be compared against the tests it was judged by"
-        )
-    return tasks
+from codetrial.store import RunStore
+from codetrial.tasks import Task
 
 
 def entries(store: RunStore, tasks: Sequence[Task], model: str) -> dict[str, list[Entry]]:
