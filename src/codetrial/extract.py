@@ -12,6 +12,11 @@ _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$
 _PYTHON_TAGS = {"", "python", "py", "python3"}
 
 
+def without_reasoning(text: str) -> str:
+    """The text without <think> blocks (an unclosed one runs to the end)."""
+    return _THINK.sub("", text)
+
+
 def _looks_like_code(text: str) -> bool:
     try:
         tree = ast.parse(text)
@@ -26,7 +31,7 @@ def extract(raw: str, entry_point: str) -> Candidate:
     An unfenced response counts as code only when it looks like Python; prose, empty
     and reasoning-only responses give a candidate without code (outcome no_code).
     """
-    text = _THINK.sub("", raw)
+    text = without_reasoning(raw)
     blocks = [
         (tag.lower(), body) for tag, body in _FENCE.findall(text) if tag.lower() in _PYTHON_TAGS
     ]

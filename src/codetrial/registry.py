@@ -1,5 +1,5 @@
 """One registry shape for every kind of component: backends, task sources, harnesses,
-gate rules and profiles, selection strategies.
+gate rules and profiles, selection strategies, edit formats.
 
 A registry maps a name to an item. Built-ins register the way a plugin would: by
 calling `register` when their module is imported. A name can be declared with the
