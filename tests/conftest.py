@@ -15,6 +15,7 @@ from codetrial.tasks import Task, load_folder, load_suite
 from codetrial.verdict import judge
 
 FIXTURES = Path(__file__).parent / "fixtures"
+POLYGLOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "polyglot-python"
 CODETRIAL = str(Path(sys.executable).with_name("codetrial"))
 FAST_LIMITS = Limits(timeout_s=5, cpu_s=3)
 CLI_ENV = {**os.environ, "COLUMNS": "200"}

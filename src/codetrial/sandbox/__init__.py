@@ -9,6 +9,7 @@ from codetrial.sandbox.server import (
     LimitHit,
     Session,
     Stop,
+    TestRun,
 )
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "Sandbox",
     "Session",
     "Stop",
+    "TestRun",
     "codec",
     "open_sandbox",
 ]

@@ -15,7 +15,7 @@ from codetrial.config import Limits
 from codetrial.errors import SandboxError
 from codetrial.sandbox.cgroup import Cgroup
 from codetrial.sandbox.launch import bwrap_binary, bwrap_launch, host_launch
-from codetrial.sandbox.server import Session, Worker
+from codetrial.sandbox.server import Session, TestRun, Worker
 
 
 class Sandbox:
@@ -62,6 +62,19 @@ class Sandbox:
             yield session
         finally:
             session.end()
+
+    @contextlib.contextmanager
+    def test_run(
+        self, files: dict[str, str], tests: dict[str, str], nonce: str,
+        limits: Limits | None = None,
+    ) -> Iterator[TestRun]:  # fmt: skip
+        """`tests` run by the in-sandbox runner next to the candidate's `files` (path ->
+        text, relative to its workspace), reporting with `nonce`."""
+        run = TestRun(self._worker, files, tests, nonce, limits or self._limits)
+        try:
+            yield run
+        finally:
+            run.end()
 
     def close(self) -> None:
         self._worker.kill()

@@ -27,7 +27,7 @@ from codetrial.sandbox.seccomp import filter_program
 
 SCRATCH = "/scratch"
 LIB = "/sandbox/lib"
-_RUNTIME_FILES = ("worker.py", "codec.py")
+_RUNTIME_FILES = ("worker.py", "codec.py", "testrun.py")
 _EMPTY = "empty"
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 

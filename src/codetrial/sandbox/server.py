@@ -21,7 +21,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -273,18 +273,18 @@ def _rebuild_exception(raised: Any) -> BaseException:
     return error
 
 
-class Session:
-    """One candidate, loaded in a fresh child; calls go in and plain data comes back."""
+class _Child:
+    """A fresh child of the worker for one spawn request: its pipes, its deadline, and
+    why it stopped. `finished` is set once the child has said all it will say, so that
+    its exit is expected rather than a crash."""
 
-    def __init__(self, worker: Worker, code: str, limits: Limits) -> None:
+    def __init__(self, worker: Worker, request: dict[str, Any], limits: Limits) -> None:
         self._worker = worker
         self._limits = limits
         self.stop: Stop | None = None
         self.stop_detail = ""
         self.exit: ChildExit | None = None
-        self.functions: tuple[str, ...] = ()
-        self.load_error: str | None = None
-        self.child_cpu_s = 0.0
+        self.finished = False
         worker.ensure()
         self.deadline = time.monotonic() + limits.timeout_s
         self._oom_before = worker.cgroup.oom_kills() if worker.cgroup else 0
@@ -294,7 +294,7 @@ class Session:
         limit_fields = ("cpu_s", "memory_mb", "file_size_mb", "open_files")
         try:
             worker.spawn(
-                {"op": "spawn", "code": code,
+                {"op": "spawn", **request,
                  "limits": {k: getattr(limits, k) for k in limit_fields}},
                 to_child_r, from_child_w,
             )  # fmt: skip
@@ -303,12 +303,6 @@ class Session:
         finally:
             os.close(to_child_r)
             os.close(from_child_w)
-        reply = self._receive(self.deadline)
-        if reply is not None and "loaded" in reply:
-            self.functions = tuple(str(name) for name in reply["loaded"])
-        elif reply is not None and "load_error" in reply:
-            error = reply["load_error"]
-            self.load_error = f"{error.get('type')}: {error.get('message')}"
 
     def _receive(self, deadline: float) -> dict[str, Any] | None:
         """The child's next message, or None when it is gone (and why is recorded)."""
@@ -356,9 +350,34 @@ class Session:
             self.stop, self.stop_detail = Stop.TIMEOUT, f"over {self._limits.cpu_s} s of CPU"
         elif self._worker.cgroup and self._worker.cgroup.oom_kills() > self._oom_before:
             self.stop, self.stop_detail = Stop.MEMORY, "killed by the memory limit"
-        elif self.load_error is None:
+        elif not self.finished:
             how = f"signal {self.exit.signal}" if self.exit.signal else f"code {self.exit.code}"
             self.stop, self.stop_detail = Stop.CRASH, f"the candidate's process ended ({how})"
+
+    def end(self) -> None:
+        """Close the child's input, so it exits; the worker collects its exit before
+        the next candidate starts."""
+        with contextlib.suppress(OSError):
+            os.close(self._to_child)
+        with contextlib.suppress(OSError):
+            os.close(self._from_child.fd)
+
+
+class Session(_Child):
+    """One candidate, loaded in a fresh child; calls go in and plain data comes back."""
+
+    def __init__(self, worker: Worker, code: str, limits: Limits) -> None:
+        self.functions: tuple[str, ...] = ()
+        self.load_error: str | None = None
+        self.child_cpu_s = 0.0
+        super().__init__(worker, {"code": code}, limits)
+        reply = self._receive(self.deadline)
+        if reply is not None and "loaded" in reply:
+            self.functions = tuple(str(name) for name in reply["loaded"])
+        elif reply is not None and "load_error" in reply:
+            error = reply["load_error"]
+            self.load_error = f"{error.get('type')}: {error.get('message')}"
+            self.finished = True
 
     def call(
         self, name: str, args: list[Any], kwargs: dict[str, Any], cpu_s: float | None = None
@@ -424,10 +443,24 @@ class Session:
             raise LimitHit(self.stop or Stop.CRASH, self.stop_detail)
         return reply
 
-    def end(self) -> None:
-        """Close the child's input, so it exits; the worker collects its exit before
-        the next candidate starts."""
-        with contextlib.suppress(OSError):
-            os.close(self._to_child)
-        with contextlib.suppress(OSError):
-            os.close(self._from_child.fd)
+
+class TestRun(_Child):
+    """A workspace's tests, run by the in-sandbox runner next to the candidate's files
+    (see testrun.py). `records` yields what the runner sends, as it comes, until the
+    child ends; `stop` then says whether a limit or a crash ended it first."""
+
+    __test__ = False
+
+    def __init__(
+        self, worker: Worker, files: dict[str, str], tests: dict[str, str], nonce: str,
+        limits: Limits,
+    ) -> None:  # fmt: skip
+        super().__init__(
+            worker, {"workspace": {"files": files, "tests": tests, "nonce": nonce}}, limits
+        )
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        while (record := self._receive(self.deadline)) is not None:
+            if "end" in record:
+                self.finished = True
+            yield record

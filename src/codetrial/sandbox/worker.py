@@ -22,6 +22,11 @@ cut short by a CPU timer, the process lives on.
     host closes the child's input: the child exits
     server -> host    {"exited": {"code", "signal", "cpu_s"}}
 
+A spawn may carry a workspace instead of code: {"op": "spawn", "workspace": {"files",
+"tests", "nonce"}, "limits"}. The child writes the candidate's files into its
+workspace folder and runs the tests there (see testrun.py), sending records instead
+of taking calls.
+
 The child never learns anything of the task's tests: it sees arguments and returns
 values. Only code that is as untrusted as the candidate runs beside it. Nothing it
 prints, writes or exits with is read as evidence of a pass, and it can
@@ -49,11 +54,13 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import codec
+import testrun
 
 PROTOCOL_IN, PROTOCOL_OUT = 10, 11
 LINE_CAP = 16 * 1024 * 1024
 READ_SIZE = 65536
 OUTPUT_FILE = "output.txt"
+WORKSPACE = "workspace"
 _MB = 1024 * 1024
 
 
@@ -217,6 +224,8 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
     _limit(message["limits"])
     if rules is not None:
         rules.install()
+    if "workspace" in message:
+        _test_workspace(message["workspace"])
     namespace: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
     code = message["code"]
     linecache.cache["candidate.py"] = (len(code), None, code.splitlines(True), "candidate.py")
@@ -239,6 +248,22 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
         else:
             reply = _call(function, request)
         _reply(reply)
+
+
+def _test_workspace(spec: dict[str, Any]) -> None:
+    """Write the candidate's files into the workspace and run the tests; never returns.
+    The host checked the paths; a path that leaves the workspace is refused here too."""
+    workspace = os.path.abspath(WORKSPACE)
+    os.makedirs(workspace)
+    for path, text in spec["files"].items():
+        target = os.path.normpath(os.path.join(workspace, path))
+        if not target.startswith(workspace + os.sep):
+            os._exit(2)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    os.chdir(workspace)
+    testrun.run(spec, PROTOCOL_OUT, workspace)
 
 
 def _reset(folders: tuple[str, ...]) -> None:

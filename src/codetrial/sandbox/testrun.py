@@ -1,0 +1,164 @@
+"""The in-sandbox test runner: a task's own tests, next to the candidate's files.
+
+Standard library only: it runs inside the sandbox from a read-only file. Used where
+tests must share a process with the candidate's objects (they construct them and pass
+callbacks into them), so the verdict can only be as honest as that process. What it
+does to make forging hard:
+
+- the test files come from pristine copies sent by the trusted side and are imported
+  from memory, never from the workspace, which the candidate can write;
+- the channel to the trusted side (a descriptor the server opened) and the run's
+  nonce are in hand before any candidate code is imported; every record carries the
+  nonce; the run ends with an end record and `os._exit`, so neither a candidate's
+  exit (`sys.exit`, `os._exit`, an `atexit` handler) nor anything it prints can look
+  like a finished run;
+- the test machinery (unittest's classes, the builtins) is snapshot before and
+  compared after: a candidate that patched it has its run marked as tampered.
+
+Tests are unittest TestCase classes defined in a test file, and module-level
+`test*` functions that take nothing. No plugin, conftest or configuration file is
+ever read. Records, one JSON line each:
+
+    {"nonce", "test": "file::Class::method", "outcome", "exception", "trace", "seconds"}
+    {"nonce", "tampered": [names]}
+    {"nonce", "end": number of tests run}
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.abc
+import importlib.util
+import json
+import os
+import sys
+import time
+import types
+from typing import Any, NoReturn
+
+TRACE_CHARS = 4000
+
+
+class _Pristine(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves the test files (and their helper modules) from the sources sent by the
+    trusted side, whatever is on disk under those names."""
+
+    def __init__(self, sources: dict[str, str]) -> None:
+        self.sources = {path[: -len(".py")].replace("/", "."): (path, text)
+                        for path, text in sources.items()}  # fmt: skip
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in self.sources:
+            return None
+        return importlib.util.spec_from_loader(name, self, origin=self.sources[name][0])
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        path, text = self.sources[module.__name__]
+        module.__file__ = path
+        exec(compile(text, path, "exec"), module.__dict__)
+
+
+class _Channel:
+    """Records to the trusted side; a record that cannot be sent ends the run, which
+    then has no end record."""
+
+    def __init__(self, fd: int, nonce: str) -> None:
+        self._fd = fd
+        self._nonce = nonce
+
+    def send(self, record: dict[str, Any]) -> None:
+        data = json.dumps({"nonce": self._nonce, **record}).encode() + b"\n"
+        try:
+            while data:
+                data = data[os.write(self._fd, data) :]
+        except OSError:
+            os._exit(1)
+
+
+def _machinery(unittest: Any) -> dict[str, int]:
+    """Identities of what a verdict rests on, to compare after the run."""
+    watched = {
+        "builtins": vars(builtins),
+        "unittest.case": vars(unittest.case),
+        "unittest.TestCase": vars(unittest.TestCase),
+        "unittest.TestResult": vars(unittest.TestResult),
+        "unittest.TestSuite": vars(unittest.TestSuite),
+    }
+    return {f"{where}.{name}": id(value)
+            for where, names in watched.items() for name, value in list(names.items())}  # fmt: skip
+
+
+def _cases(unittest: Any, module: types.ModuleType, path: str) -> list[tuple[str, Any]]:
+    """(record id, runnable) for the module's own TestCase classes and test functions."""
+    found: list[tuple[str, Any]] = []
+    loader = unittest.TestLoader()
+    for name, value in list(vars(module).items()):
+        if isinstance(value, type) and issubclass(value, unittest.TestCase):
+            if value.__module__ == module.__name__:
+                for method in loader.getTestCaseNames(value):
+                    found.append((f"{path}::{name}::{method}", value(method)))
+        elif name.startswith("test") and isinstance(value, types.FunctionType):
+            found.append((f"{path}::{name}", unittest.FunctionTestCase(value)))
+    return found
+
+
+def _run_one(unittest: Any, case: Any) -> dict[str, Any]:
+    result = unittest.TestResult()
+    started = time.perf_counter()
+    case.run(result)
+    seconds = time.perf_counter() - started
+    problems = [("error", err) for _, err in result.errors]
+    problems += [("failed", err) for _, err in result.failures]
+    problems += [("failed", "unexpected success") for _ in result.unexpectedSuccesses]
+    record: dict[str, Any] = {"outcome": "passed", "seconds": seconds}
+    if problems:
+        outcome, trace = problems[0]
+        last = trace.strip().splitlines()[-1] if trace.strip() else outcome
+        record.update(outcome=outcome, trace=trace, exception=last.split(":", 1)[0].strip())
+    elif result.skipped:
+        record["outcome"] = "skipped"
+    return record
+
+
+def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
+    """Run the tests in `spec` ({"tests": {path: source}, "nonce"}) against the files
+    in `workspace`, report on `out_fd`, and end the process."""
+    import unittest
+
+    def trace(text: str) -> str:
+        """Paths relative to the workspace, as the model knows them; the end kept."""
+        return text.replace(workspace + os.sep, "")[-TRACE_CHARS:]
+
+    channel = _Channel(out_fd, spec["nonce"])
+    tests: dict[str, str] = spec["tests"]
+    before = _machinery(unittest)
+    sys.meta_path.insert(0, _Pristine(tests))
+    sys.path.insert(0, workspace)
+    ran = 0
+    for path in sorted(tests):
+        try:
+            module = importlib.import_module(path[: -len(".py")].replace("/", "."))
+        except BaseException as exc:  # the candidate's import may raise anything
+            channel.send({"collection_error": path, "trace": trace(_format(exc))})
+            continue
+        for test_id, case in _cases(unittest, module, path):
+            record = _run_one(unittest, case)
+            if "trace" in record:
+                record["trace"] = trace(record["trace"])
+            channel.send({"test": test_id, **record})
+            ran += 1
+    changed = sorted(k for k, v in _machinery(unittest).items() if before.get(k) != v)
+    if changed:
+        channel.send({"tampered": changed[:20]})
+    channel.send({"end": ran})
+    os._exit(0)
+
+
+def _format(exc: BaseException) -> str:
+    import traceback
+
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next
+                                              if exc.__traceback__ else None))  # fmt: skip

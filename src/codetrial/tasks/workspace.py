@@ -1,0 +1,115 @@
+"""Workspace tasks: a folder of files the model edits, judged by the task's own tests.
+
+A workspace task gives the model instructions and the files it may edit (an
+exercise's stub, say); its test files are never shown to the model, only their output
+on failure. The tests run in the sandbox next to the candidate's files (see
+`codetrial.verdict.workspace`), because they construct the candidate's objects and
+pass callbacks into them.
+
+`load_exercism` reads Exercism's layout directly, as the aider polyglot benchmark
+ships it: per exercise, `.docs/` (introduction, instructions, instructions.append),
+`.meta/config.json` (`files.solution`, `files.test`, `files.example`) and the files
+it names. Test files are checked when the task loads: one that does not parse is the
+task's fault, named before any model is asked.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from codetrial.errors import TaskFormatError
+from codetrial.records import Visibility
+from codetrial.tasks.benchmarks import parsed
+from codetrial.tasks.model import TestFile
+
+_DOCS = ("introduction.md", "instructions.md", "instructions.append.md")
+_LAYOUTS = (".", "exercises", "exercises/practice", "python/exercises/practice")
+
+
+@dataclass(frozen=True)
+class WorkspaceTask:
+    """`files` are the workspace as the model first sees it (path -> text), `editable`
+    the paths it may change, `tests` its test files (never shown), `reference` the
+    editable files as a reference solution has them. `policy` is the gate profile."""
+
+    id: str
+    suite: str
+    instructions: str
+    files: tuple[tuple[str, str], ...]
+    editable: tuple[str, ...]
+    tests: tuple[TestFile, ...]
+    reference: tuple[tuple[str, str], ...] = ()
+    policy: str = "off"
+
+    @property
+    def test_sources(self) -> dict[str, str]:
+        return {test.name: test.source for test in self.tests}
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TaskFormatError(f"{path}: cannot be read ({exc})") from exc
+
+
+def _named(folder: Path, config: dict[str, object], key: str) -> list[str]:
+    names = config.get(key)
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise TaskFormatError(
+            f"{folder / '.meta' / 'config.json'}: field 'files.{key}' must list file names"
+        )
+    return [str(name) for name in names]
+
+
+def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
+    """One Exercism exercise; a TaskFormatError names the file and what is wrong."""
+    config_path = folder / ".meta" / "config.json"
+    try:
+        files = json.loads(_read(config_path)).get("files")
+    except (ValueError, AttributeError) as exc:
+        raise TaskFormatError(f"{config_path}: not a JSON object with 'files' ({exc})") from exc
+    if not isinstance(files, dict):
+        raise TaskFormatError(f"{config_path}: field 'files' is missing")
+    solution, tests = _named(folder, files, "solution"), _named(folder, files, "test")
+    examples = _named(folder, files, "example")
+    test_files = []
+    for name in tests:
+        source = _read(folder / name)
+        parsed(source, str(folder / name))
+        test_files.append(TestFile(name, source, Visibility.VISIBLE))
+    reference: tuple[tuple[str, str], ...] = ()
+    if len(examples) == len(solution):
+        reference = tuple(
+            (path, _read(folder / example))
+            for path, example in zip(solution, examples, strict=True)
+        )
+    docs = [_read(folder / ".docs" / name) for name in _DOCS if (folder / ".docs" / name).is_file()]
+    if not docs:
+        raise TaskFormatError(f"{folder / '.docs'}: no instructions.md")
+    return WorkspaceTask(
+        id=folder.name,
+        suite=suite,
+        instructions="\n\n".join(doc.strip() for doc in docs) + "\n",
+        files=tuple((path, _read(folder / path)) for path in solution),
+        editable=tuple(solution),
+        tests=tuple(test_files),
+        reference=reference,
+    )
+
+
+def load_exercism(root: Path, suite: str) -> list[WorkspaceTask]:
+    """Every exercise under `root`: a folder of exercise folders, or a checkout whose
+    exercises are under `exercises/`, `exercises/practice/` or
+    `python/exercises/practice/`."""
+    for layout in _LAYOUTS:
+        folder = root / layout
+        found = sorted(p for p in folder.glob("*/.meta/config.json")) if folder.is_dir() else []
+        if found:
+            return [load_exercise(config.parent.parent, suite) for config in found]
+    raise TaskFormatError(
+        f"{root}: no Exercism exercises here (folders with .meta/config.json); pass the "
+        "folder that holds them, e.g. a polyglot benchmark checkout's python/exercises/practice"
+    )

@@ -1,0 +1,138 @@
+"""Workspace tasks: the aider polyglot Python exercises, judged by their own tests in
+the sandbox, and what a candidate sharing the tests' process can and cannot do."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codetrial.config import Limits
+from codetrial.errors import TaskFormatError
+from codetrial.records import Outcome
+from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.tasks.workspace import WorkspaceTask, load_exercism
+from codetrial.verdict.workspace import expected_tests, judge_workspace
+from tests.conftest import POLYGLOT
+
+LIMITS = Limits(timeout_s=60, cpu_s=30)
+
+
+@pytest.fixture(scope="module")
+def exercises() -> dict[str, WorkspaceTask]:
+    return {task.id: task for task in load_exercism(POLYGLOT, "polyglot-python")}
+
+
+@pytest.fixture(scope="module")
+def box() -> Iterator[Sandbox]:
+    sandbox = open_sandbox(LIMITS)
+    yield sandbox
+    sandbox.close()
+
+
+def test_the_34_exercises_load_with_their_files(exercises: dict[str, WorkspaceTask]) -> None:
+    assert len(exercises) == 34
+    paasio = exercises["paasio"]
+    assert paasio.editable == ("paasio.py",)
+    assert sorted(paasio.test_sources) == ["paasio_test.py", "test_utils.py"]
+    assert "Report network IO statistics" in paasio.instructions
+    assert all(task.reference and task.instructions for task in exercises.values())
+
+
+def test_every_reference_passes_and_every_stub_fails(
+    exercises: dict[str, WorkspaceTask], box: Sandbox
+) -> None:
+    """The tasks have teeth: each example solution, placed as the solution file,
+    passes every test; each untouched stub fails."""
+    for task in exercises.values():
+        reference = judge_workspace(dict(task.files) | dict(task.reference), task, box, LIMITS)
+        assert reference.outcome is Outcome.PASSED, (task.id, reference.visible_output)
+        assert len(reference.tests) == len(expected_tests(task.test_sources))
+        stub = judge_workspace(dict(task.files), task, box, LIMITS)
+        assert stub.outcome is not Outcome.PASSED, task.id
+
+
+def test_a_failure_reads_like_a_test_report_with_workspace_paths(
+    exercises: dict[str, WorkspaceTask], box: Sandbox
+) -> None:
+    task = exercises["react"]
+    verdict = judge_workspace(dict(task.files), task, box, LIMITS)
+    assert verdict.outcome is Outcome.FAILED
+    assert "FAILED react_test.py::ReactTest::test_compute_cells_calculate_initial_value" in (
+        verdict.visible_output
+    )
+    assert 'File "react_test.py", line' in verdict.visible_output
+    assert "/scratch" not in verdict.visible_output
+    assert verdict.visible_output.endswith("failed")
+    assert verdict.feedback is not None
+
+
+def test_a_task_whose_test_file_does_not_parse_is_named(tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    (folder / ".meta").mkdir(parents=True)
+    (folder / ".docs").mkdir()
+    (folder / ".docs" / "instructions.md").write_text("Do it.\n")
+    (folder / ".meta" / "config.json").write_text(
+        '{"files": {"solution": ["a.py"], "test": ["a_test.py"], "example": [".meta/e.py"]}}'
+    )
+    (folder / "a.py").write_text("")
+    (folder / "a_test.py").write_text("def test_x(:\n")
+    with pytest.raises(TaskFormatError, match=r"a_test\.py, line 1: not valid Python"):
+        load_exercism(tmp_path, "mine")
+
+
+STUB_ATTACKS = {
+    "exits_0_at_import": ("import os\nos._exit(0)\n", Outcome.ERROR, "did not finish"),
+    "sys_exit_at_import": ("import sys\nsys.exit(0)\n", Outcome.ERROR, "failed to import"),
+    "atexit_exits_0": (
+        "import atexit, os\natexit.register(lambda: os._exit(0))\n",
+        Outcome.FAILED, "failed",
+    ),
+    "patches_unittest": (
+        "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+        "unittest.TestCase.assertIs = lambda *a, **k: None\n",
+        Outcome.ERROR, "changed the test machinery",
+    ),
+    "patches_builtins": (
+        "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n",
+        Outcome.FAILED, "changed the test machinery",
+    ),
+    "writes_conftest_and_pytest_ini": (
+        "open('conftest.py', 'w').write('import pytest\\n')\n"
+        "open('pytest.ini', 'w').write('[pytest]\\naddopts = -p no:python\\n')\n",
+        Outcome.FAILED, "failed",
+    ),
+    "replaces_the_test_file": (
+        "open('react_test.py', 'w').write('def test_nothing():\\n    pass\\n')\n",
+        Outcome.FAILED, "failed",
+    ),
+    "prints_a_fake_summary": (
+        "print('=================== 14 passed in 0.01s ===================')\n",
+        Outcome.FAILED, "failed",
+    ),
+    "closes_the_reporter": ("import os\nos.close(11)\n", Outcome.ERROR, "did not finish"),
+    "kills_its_process": ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+                          Outcome.ERROR, "signal 9"),
+    "writes_unsigned_records": (
+        "import json, os\n"
+        "for name in ('test_input_cells_have_a_value',):\n"
+        "    os.write(11, (json.dumps({'test': 'react_test.py::ReactTest::' + name,\n"
+        "                              'outcome': 'passed'}) + '\\n').encode())\n"
+        "os.write(11, b'{\"end\": 14}\\n')\nos._exit(0)\n",
+        Outcome.ERROR, "not this run's",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("attack", sorted(STUB_ATTACKS))
+def test_a_stub_with_an_attack_does_not_pass(
+    attack: str, exercises: dict[str, WorkspaceTask], box: Sandbox
+) -> None:
+    code, outcome, evidence = STUB_ATTACKS[attack]
+    task = exercises["react"]
+    files = {"react.py": code + dict(task.files)["react.py"]}
+    verdict = judge_workspace(files, task, box, LIMITS)
+    shown = f"{verdict.detail}\n{verdict.visible_output}"
+    assert verdict.outcome is outcome, shown
+    assert evidence in shown, shown
