@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import sqlite3
 import subprocess
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,11 +12,10 @@ import pytest
 from codetrial.config import RunConfig
 from codetrial.errors import StoreError
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
+from codetrial.sandbox.launch import bwrap_binary
 from codetrial.store import SCHEMA_VERSION, RunStore, new_manifest
 from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL
-
-NOBODY = 65534
 
 
 @pytest.fixture
@@ -162,28 +157,14 @@ def test_a_folder_that_is_no_run(tmp_path: Path) -> None:
     assert f"{tmp_path} is not a codetrial run directory (no manifest.json)" in message
 
 
-# -- file permissions, which hold for any user but root ---------------------------------
+# -- file permissions ----------------------------------------------------------------
 
 
-@pytest.fixture
-def shared_dir() -> Iterator[Path]:
-    """A folder every user may enter (pytest's own are the owner's alone)."""
-    path = Path(tempfile.mkdtemp(prefix="codetrial-store-"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path)
-
-
-def _unprivileged() -> list[str]:
-    """A command prefix under which file permissions hold: root ignores them, so as root
-    the command runs as the unprivileged user nobody."""
-    if os.geteuid() != 0:
-        return []
-    if shutil.which("setpriv") is None:
-        pytest.skip("as root, permissions can only be tested through setpriv, not installed")
-    return ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--"]
+def _without_capabilities() -> list[str]:
+    """A command prefix under which file permissions hold even for root: a user
+    namespace of its own, where no capability reaches the machine's files."""
+    return [str(bwrap_binary()), "--unshare-user", "--uid", "1000", "--gid", "1000",
+            "--dev-bind", "/", "/"]  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -194,14 +175,12 @@ def _unprivileged() -> list[str]:
     ],
 )
 def test_an_unreadable_file_is_a_store_error_not_a_traceback(
-    run_dir: Path, shared_dir: Path, locked: str, expected: str
+    run_dir: Path, locked: str, expected: str
 ) -> None:
-    run = shutil.copytree(run_dir, shared_dir / "run")
-    run.chmod(0o755)
-    for path in run.iterdir():
-        path.chmod(0o600 if path.name == locked else 0o644)
+    (run_dir / locked).chmod(0o000)
+    run = run_dir
     result = subprocess.run(
-        [*_unprivileged(), CODETRIAL, "report", str(run)],
+        [*_without_capabilities(), CODETRIAL, "report", str(run)],
         capture_output=True, text=True, env=CLI_ENV, timeout=60,
     )  # fmt: skip
     message = " ".join(result.stderr.split())
