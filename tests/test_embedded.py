@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import signal
+import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
+from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,10 +17,11 @@ import pytest
 
 from codetrial.config import Endpoints
 from codetrial.errors import WeightsError
+from codetrial.gate import get_profile
 from codetrial.models import create_backend
 from codetrial.models.embedded import EmbeddedBackend
 from codetrial.models.weights import QWEN_CODER_05B
-from codetrial.prompts import judge_messages
+from codetrial.prompts import first_messages, judge_messages, system_message
 from codetrial.records import GenerationOptions, Message
 from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL
@@ -112,3 +117,70 @@ def test_judge_probability_comes_from_the_token_distribution(
     shots = judge_messages(task, task.reference or "", shots=2)
     assert [m.role for m in shots] == ["system", "user", "assistant", "user", "assistant", "user"]
     assert 0.0 < embedded.yes_probability(shots, OPTIONS) < 1.0
+
+
+def test_a_generation_does_not_depend_on_what_came_before(
+    embedded: EmbeddedBackend, contracts10: dict[str, Task]
+) -> None:
+    """The same messages, options and seed give the same sampled text and score after
+    another task's prompt (which shares the system message), after the judge and
+    after themselves. The log-probability shows any change in the numerics, even one
+    too small to change the sampled tokens."""
+    profile = get_profile("builtins-only")
+    system = system_message(profile.allowed, profile.forbidden)
+    task = contracts10["two_sum"]
+    options = replace(OPTIONS, max_tokens=24)
+
+    def answer() -> tuple[str, float | None]:
+        generation = embedded.generate(first_messages(task, system), options)
+        return generation.text, generation.logprob_sum
+
+    first = answer()
+    embedded.generate(first_messages(contracts10["palindrome"], system), options)
+    after_other = answer()
+    embedded.yes_probability(judge_messages(task, task.reference or ""), options)
+    after_judge = answer()
+    assert [after_other, after_judge, answer()] == [first] * 3
+
+
+def _responses(runs_dir: Path) -> dict[tuple[str, int, int], tuple[str, float | None]]:
+    """What the one run under `runs_dir` stored: each attempt's raw response and
+    log-probability by task, sample and attempt; nothing while it has stored none."""
+    found = list(runs_dir.glob("*/trial.sqlite"))
+    if not found:
+        return {}
+    with closing(sqlite3.connect(found[0])) as conn:
+        try:
+            rows = conn.execute("SELECT task_id, sample, attempt, record FROM attempts").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+    records = {(task, sample, n): json.loads(record) for task, sample, n, record in rows}
+    return {key: (r["raw_response"], r["logprob_sum"]) for key, r in records.items()}
+
+
+def test_a_killed_and_resumed_sampled_run_answers_as_an_uninterrupted_one(tmp_path: Path) -> None:
+    """The resumed process starts with a fresh model where the uninterrupted run had
+    just answered another request; the stored responses are the same all the same."""
+    args = [CODETRIAL, "run", "--task", "palindrome", "--task", "two_sum", "--samples", "2",
+            "--temperature", "0.8", "--max-tokens", "48", "--repair-attempts", "0"]  # fmt: skip
+    straight = subprocess.run([*args, "--runs-dir", str(tmp_path / "straight")],
+                              capture_output=True, text=True, timeout=600, env=CLI_ENV)  # fmt: skip
+    assert straight.returncode == 0, straight.stderr
+    expected = _responses(tmp_path / "straight")
+    assert len(expected) == 4
+
+    killed = tmp_path / "killed"
+    proc = subprocess.Popen([*args, "--runs-dir", str(killed)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not _responses(killed):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert 1 <= len(_responses(killed)) < 4, "the kill did not land mid-run"
+
+    (run_dir,) = killed.iterdir()
+    resumed = subprocess.run([CODETRIAL, "run", "--resume", str(run_dir)], capture_output=True,
+                             text=True, timeout=600, env=CLI_ENV)  # fmt: skip
+    assert resumed.returncode == 0, resumed.stderr
+    assert _responses(killed) == expected

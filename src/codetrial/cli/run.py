@@ -29,7 +29,7 @@ from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.tasks import Task, load_suite
 from codetrial.verdict.pool import JudgePool
 
-_STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256")
+_STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
 
 
 def _check_resumable(store: RunStore, backends: list[Backend]) -> None:

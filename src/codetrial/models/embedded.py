@@ -57,6 +57,7 @@ class EmbeddedBackend:
             "file_size": str(self._model.size),
             "runtime": f"llama-cpp-python {runtime_version()}",
             "threads": str(os.cpu_count()),
+            "kv_cache": "empty per request",
         }
 
     def close(self) -> None:
@@ -84,7 +85,17 @@ class EmbeddedBackend:
     def _chat(
         self, messages: Sequence[Message], options: GenerationOptions, max_tokens: int
     ) -> Any:
+        """The model and its chat completion of `messages`, computed from an empty KV
+        cache so that it depends on `messages`, `options` and `max_tokens` alone: a
+        resumed run replays the same text.
+
+        Left alone, llama-cpp keeps the prefix this prompt shares with the previous
+        request's tokens (the system message, or all of a repeated prompt) and evaluates
+        only the rest, as a batch of another shape; that moves the logits, and sampled
+        tokens with them. After `reset` it evaluates the whole prompt from position 0,
+        dropping every cached entry. This request's tokens stay cached for scoring."""
         llama = self._load(options)
+        llama.reset()
         try:
             return llama, llama.create_chat_completion(
                 messages=wire(messages),
