@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from codetrial.config import Limits
+from codetrial.errors import BackendRefused
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Verdict
 from codetrial.sandbox import Sandbox, open_sandbox
@@ -19,6 +21,21 @@ POLYGLOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "polyglot-p
 CODETRIAL = str(Path(sys.executable).with_name("codetrial"))
 FAST_LIMITS = Limits(timeout_s=5, cpu_s=3)
 CLI_ENV = {**os.environ, "COLUMNS": "200"}
+
+
+def refused_and_saved(
+    result: subprocess.CompletedProcess[str], runs: Path, refused: str
+) -> tuple[Path, str]:
+    """The run directory and the flattened stderr of a run that a backend refused:
+    exit 8, the refusal named, finished work saved with how to resume, no traceback."""
+    output = result.stdout + result.stderr
+    assert result.returncode == BackendRefused.exit_code, output
+    (run_dir,) = runs.iterdir()
+    stderr = " ".join(result.stderr.split())
+    assert refused in stderr
+    assert f"finished work is saved; continue with: codetrial run --resume {run_dir}" in stderr
+    assert "Traceback" not in output
+    return run_dir, stderr
 
 
 def fenced(code: str) -> str:
