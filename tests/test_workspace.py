@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from codetrial.config import Limits
+from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import TaskFormatError
 from codetrial.records import Outcome
 from codetrial.sandbox import Sandbox, open_sandbox
 from codetrial.tasks.workspace import WorkspaceTask, load_exercism
-from codetrial.verdict.workspace import expected_tests, judge_workspace
+from codetrial.verdict.workspace import expected_tests, judge_edit, judge_workspace
 from tests.conftest import POLYGLOT
 
 LIMITS = Limits(timeout_s=60, cpu_s=30)
@@ -136,3 +137,70 @@ def test_a_stub_with_an_attack_does_not_pass(
     shown = f"{verdict.detail}\n{verdict.visible_output}"
     assert verdict.outcome is outcome, shown
     assert evidence in shown, shown
+
+
+def _lines(text: str) -> str:
+    return text if text.endswith("\n") else text + "\n"
+
+
+def _search_replace(path: str, old: str, new: str) -> str:
+    return (
+        f"{path}\n```python\n<<<<<<< SEARCH\n{_lines(old)}=======\n{_lines(new)}"
+        ">>>>>>> REPLACE\n```\n"
+    )
+
+
+@pytest.mark.parametrize("name", ["whole", "diff"])
+def test_a_response_replaying_the_reference_passes_in_each_format(
+    name: str, exercises: dict[str, WorkspaceTask], box: Sandbox
+) -> None:
+    edit_format = EDIT_FORMATS.get(name)
+    for task in exercises.values():
+        ((path, stub),) = task.files
+        ((_, example),) = task.reference
+        response = (
+            f"{path}\n```python\n{_lines(example)}```\n"
+            if name == "whole"
+            else _search_replace(path, stub, example)
+        )
+        verdict, workspace = judge_edit(response, task, edit_format, box, LIMITS)
+        assert verdict.outcome is Outcome.PASSED, (task.id, verdict.detail)
+        assert workspace[path].rstrip() == example.rstrip()
+
+
+@pytest.mark.parametrize(
+    ("name", "response", "kind"),
+    [
+        ("whole", "I would rather not.", "no_edit"),
+        ("whole", "react_test.py\n```python\ndef test_x():\n    pass\n```\n", "forbidden_path"),
+        ("diff", "react.py\n```python\n<<<<<<< SEARCH\nclass Nope:\n=======\nx = 1\n"
+                 ">>>>>>> REPLACE\n```\n", "no_match"),
+        ("udiff", "```diff\n--- a/react.py\n+++ b/react.py\n@@ -1,2 +1,2 @@\n-class Nope:\n"
+                  "+class Yes:\n```\n", "no_match"),
+    ],
+)  # fmt: skip
+def test_a_response_that_cannot_be_applied_is_a_malformed_edit(
+    name: str, response: str, kind: str, exercises: dict[str, WorkspaceTask], box: Sandbox
+) -> None:
+    task = exercises["react"]
+    verdict, workspace = judge_edit(response, task, EDIT_FORMATS.get(name), box, LIMITS)
+    assert verdict.outcome is Outcome.MALFORMED_EDIT
+    assert f"The edit could not be applied ({kind})" in verdict.detail
+    assert verdict.feedback == verdict.detail
+    assert workspace == dict(task.files)
+
+
+def test_a_second_try_edits_what_the_first_left(
+    exercises: dict[str, WorkspaceTask], box: Sandbox
+) -> None:
+    task = exercises["react"]
+    ((path, stub),) = task.files
+    ((_, example),) = task.reference
+    half = stub.replace("self.value = None", "self.value = initial_value", 1)
+    first = _search_replace(path, stub, half)
+    second = _search_replace(path, half, example)
+    diff = EDIT_FORMATS.get("diff")
+    verdict, workspace = judge_edit(first, task, diff, box, LIMITS)
+    assert verdict.outcome is Outcome.FAILED and "initial_value" in workspace[path]
+    verdict, workspace = judge_edit(second, task, diff, box, LIMITS, workspace)
+    assert verdict.outcome is Outcome.PASSED and workspace[path].rstrip() == example.rstrip()

@@ -26,6 +26,7 @@ class Outcome(StrEnum):
     SYNTAX_ERROR = "syntax_error"
     REJECTED = "rejected"
     NO_CODE = "no_code"
+    MALFORMED_EDIT = "malformed_edit"
     INFRA_ERROR = "infra_error"
 
 

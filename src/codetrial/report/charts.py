@@ -14,7 +14,8 @@ from codetrial.report.summary import ModelSummary, PassAtK
 OUTCOME_COLOURS = {
     "passed": "#59a14f", "failed": "#e15759", "error": "#ff9da7", "timeout": "#b07aa1",
     "memory": "#9c755f", "output_limit": "#76b7b2", "syntax_error": "#f28e2b",
-    "rejected": "#edc948", "no_code": "#bab0ac", "infra_error": "#4e79a7",
+    "rejected": "#edc948", "no_code": "#bab0ac", "malformed_edit": "#d4a6c8",
+    "infra_error": "#4e79a7",
 }  # fmt: skip
 FIRST, REPAIRED, MUTED, BASELINE = "#4c78a8", "#59a14f", "#bab0ac", "#888"
 LINE_HEIGHT = 11

@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from codetrial.config import Limits
+from codetrial.edits import EditFormat, Malformed
 from codetrial.records import Outcome, TestOutcome, TestResult, Verdict, Visibility
 from codetrial.sandbox import Sandbox, TestRun
 from codetrial.tasks.workspace import WorkspaceTask
@@ -114,6 +115,26 @@ def _collect(
     if not ended:
         problems.append("the runner did not finish")
     return results, problems, output
+
+
+def judge_edit(
+    response: str,
+    task: WorkspaceTask,
+    edit_format: EditFormat,
+    sandbox: Sandbox,
+    limits: Limits,
+    workspace: Mapping[str, str] | None = None,
+) -> tuple[Verdict, dict[str, str]]:
+    """The verdict on a response in `edit_format`, applied to `workspace` (the task's
+    files, or what an earlier try left), and the workspace after it. A response that
+    cannot be applied is `malformed_edit` with the reason, and changes nothing."""
+    files = dict(task.files if workspace is None else workspace)
+    applied = edit_format.apply(response, files, task.editable)
+    if isinstance(applied, Malformed):
+        message = f"The edit could not be applied ({applied.kind.value}): {applied.reason}"
+        return Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message), files
+    files.update(applied.files)
+    return judge_workspace(files, task, sandbox, limits), files
 
 
 def judge_workspace(
