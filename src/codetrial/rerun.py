@@ -13,8 +13,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 
 from codetrial.config import Limits
-from codetrial.errors import SandboxError
 from codetrial.gate import Profile
+from codetrial.pipeline import verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
 from codetrial.verdict.pool import JudgePool
@@ -58,6 +58,10 @@ class Rerun:
         return not self.differences
 
 
+def _stage(record: AttemptRecord) -> str:
+    return FIRST if record.attempt == 0 else REPAIR
+
+
 def _tests(tests: Sequence[TestResult]) -> list[tuple[str, str, str]]:
     return [(t.name, t.visibility.value, t.outcome.value) for t in tests]
 
@@ -92,7 +96,7 @@ def rerun(store: RunStore, profile: Profile, pool: JudgePool) -> Rerun:
     tallies: dict[tuple[str, str], Tally] = {}
     pending: list[tuple[AttemptRecord, Future[Verdict]]] = []
     for record in store.attempts():
-        stage = FIRST if record.attempt == 0 else REPAIR
+        stage = _stage(record)
         tally = tallies.setdefault((record.model, stage), Tally(record.model, stage))
         if record.outcome is Outcome.INFRA_ERROR or record.task_id not in tasks:
             tally.not_rejudged += 1
@@ -101,11 +105,8 @@ def rerun(store: RunStore, profile: Profile, pool: JudgePool) -> Rerun:
         pending.append((record, pool.submit(candidate, tasks[record.task_id], profile)))
     differences = []
     for record, future in pending:
-        try:
-            verdict = future.result()
-        except SandboxError as exc:
-            verdict = Verdict(Outcome.INFRA_ERROR, gate=None, detail=str(exc))
-        tally = tallies[(record.model, FIRST if record.attempt == 0 else REPAIR)]
+        verdict = verdict_of(future)
+        tally = tallies[(record.model, _stage(record))]
         tally.judged += 1
         if same_verdict(record, verdict):
             tally.identical += 1

@@ -14,15 +14,13 @@ and nothing at all is applied.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from importlib import resources
 
 from codetrial.extract import without_reasoning
+from codetrial.prompts import read_template, template_hashes
 from codetrial.registry import Registry
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
@@ -140,11 +138,6 @@ class Workspace:
 Edit = Callable[[str, Workspace], Applied | Malformed]
 
 
-@functools.cache
-def _template(name: str) -> str:
-    return (resources.files("codetrial.prompts") / "edits" / f"{name}.md").read_text("utf-8")
-
-
 @dataclass(frozen=True)
 class EditFormat:
     """A named edit format: the instructions the model is given, and how to apply its answer.
@@ -159,11 +152,15 @@ class EditFormat:
     @property
     def template(self) -> str:
         """The prompt text that tells the model how to answer in this format."""
-        return _template(self.name)
+        return read_template(self._file)
 
     @property
     def template_sha256(self) -> str:
-        return hashlib.sha256(self.template.encode()).hexdigest()
+        return template_hashes((self._file,))[self._file]
+
+    @property
+    def _file(self) -> str:
+        return f"edits/{self.name}.md"
 
     def apply(
         self,

@@ -27,8 +27,8 @@ ever read. Records, one JSON line each:
 from __future__ import annotations
 
 import builtins
-import importlib.abc
-import importlib.util
+import importlib
+import importlib.machinery
 import json
 import os
 import sys
@@ -39,18 +39,23 @@ from typing import Any, NoReturn
 TRACE_CHARS = 4000
 
 
-class _Pristine(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves the test files (and their helper modules) from the sources sent by the
-    trusted side, whatever is on disk under those names."""
+def _module_name(path: str) -> str:
+    return path.removesuffix(".py").replace("/", ".")
+
+
+class _Pristine:
+    """A meta path finder and loader that serves the test files (and their helper
+    modules) from the sources sent by the trusted side, whatever is on disk under
+    those names. Duck-typed: importlib's ABCs would cost the worker's start-up."""
 
     def __init__(self, sources: dict[str, str]) -> None:
-        self.sources = {path[: -len(".py")].replace("/", "."): (path, text)
-                        for path, text in sources.items()}  # fmt: skip
+        self.sources = {_module_name(path): (path, text) for path, text in sources.items()}
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
         if name not in self.sources:
             return None
-        return importlib.util.spec_from_loader(name, self, origin=self.sources[name][0])
+        loader: Any = self  # a Loader by its methods, not by inheritance
+        return importlib.machinery.ModuleSpec(name, loader, origin=self.sources[name][0])
 
     def create_module(self, spec: Any) -> None:
         return None
@@ -140,7 +145,7 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
     ran = 0
     for path in sorted(tests):
         try:
-            module = importlib.import_module(path[: -len(".py")].replace("/", "."))
+            module = importlib.import_module(_module_name(path))
         except BaseException as exc:  # the candidate's import may raise anything
             channel.send({"collection_error": path, "trace": trace(_format(exc))})
             continue

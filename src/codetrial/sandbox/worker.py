@@ -16,21 +16,21 @@ SCM_RIGHTS). Messages are JSON lines:
                       tests a model wrote, run in the candidate's namespace)
     child -> host     {"ran": true, "cpu_s"} | {"raised": {...}, "cpu_s"}
                       | {"over_time": cpu_s, "cpu_s"}  (its CPU so far)
+    host closes the child's input: the child exits
+    server -> host    {"exited": {"code", "signal", "cpu_s"}}
 
 "over_time" answers a request that carried `cpu_s` and ran past it: the call was
 cut short by a CPU timer, the process lives on.
-    host closes the child's input: the child exits
-    server -> host    {"exited": {"code", "signal", "cpu_s"}}
 
 A spawn may carry a workspace instead of code: {"op": "spawn", "workspace": {"files",
 "tests", "nonce"}, "limits"}. The child writes the candidate's files into its
 workspace folder and runs the tests there (see testrun.py), sending records instead
 of taking calls.
 
-The child never learns anything of the task's tests: it sees arguments and returns
-values. Only code that is as untrusted as the candidate runs beside it. Nothing it
-prints, writes or exits with is read as evidence of a pass, and it can
-never write on the server's channel.
+A child that takes calls never learns anything of the task's tests: it sees
+arguments and returns values, and only code as untrusted as the candidate runs
+beside it. Nothing a child prints, writes or exits with is read as evidence of a
+pass, and it can never write on the server's channel.
 """
 
 from __future__ import annotations
@@ -54,7 +54,6 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import codec
-import testrun
 
 PROTOCOL_IN, PROTOCOL_OUT = 10, 11
 LINE_CAP = 16 * 1024 * 1024
@@ -252,7 +251,10 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
 
 def _test_workspace(spec: dict[str, Any]) -> None:
     """Write the candidate's files into the workspace and run the tests; never returns.
-    The host checked the paths; a path that leaves the workspace is refused here too."""
+    The host checked the paths; a path that leaves the workspace is refused here too.
+    The runner is imported here, before any file is written, and only by such a child."""
+    import testrun
+
     workspace = os.path.abspath(WORKSPACE)
     os.makedirs(workspace)
     for path, text in spec["files"].items():

@@ -39,11 +39,14 @@ def known_suites() -> list[str]:
     return sorted(p.name for p in _suites_root().iterdir() if p.is_dir() and p.name[0] != "_")
 
 
-def _read(path: Path) -> str:
+def read_task_file(path: Path) -> str:
+    """A task file's text; a TaskFormatError names the file when it cannot be read."""
     try:
         return path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:
         raise TaskFormatError(f"{path}: not UTF-8 text ({exc.reason})") from exc
+    except OSError as exc:
+        raise TaskFormatError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
 
 
 def _imports(tree: ast.Module, entry_point: str) -> bool:
@@ -65,7 +68,7 @@ def _test_files(folder: Path, visibility: Visibility, entry_point: str) -> list[
     point, is the task's fault and is named before any model is asked."""
     files = []
     for path in sorted(folder.glob("test_*.py")):
-        source = _read(path)
+        source = read_task_file(path)
         if not _imports(parsed(source, str(path)), entry_point):
             raise TaskFormatError(
                 f"{path}: never imports the function under test; add "
@@ -80,7 +83,7 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
     spec_path = folder / "spec.md"
     if not spec_path.is_file():
         raise TaskFormatError(f"{folder}: no spec.md (a task folder needs spec.md and test_*.py)")
-    spec = _read(spec_path)
+    spec = read_task_file(spec_path)
     blocks = _FENCE.findall(spec)
     if len(blocks) != 1:
         raise TaskFormatError(
@@ -110,7 +113,7 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
         spec=spec,
         signature=signature,
         tests=tuple(tests),
-        reference=_read(reference) if reference.is_file() else None,
+        reference=read_task_file(reference) if reference.is_file() else None,
     )
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
 from codetrial.tasks.benchmarks import parsed
+from codetrial.tasks.loader import read_task_file
 from codetrial.tasks.model import TestFile
 
 _DOCS = ("introduction.md", "instructions.md", "instructions.append.md")
@@ -48,13 +49,6 @@ class WorkspaceTask:
         return {test.name: test.source for test in self.tests}
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskFormatError(f"{path}: cannot be read ({exc})") from exc
-
-
 def _named(folder: Path, config: dict[str, object], key: str) -> list[str]:
     names = config.get(key)
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
@@ -68,7 +62,7 @@ def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
     """One Exercism exercise; a TaskFormatError names the file and what is wrong."""
     config_path = folder / ".meta" / "config.json"
     try:
-        files = json.loads(_read(config_path)).get("files")
+        files = json.loads(read_task_file(config_path)).get("files")
     except (ValueError, AttributeError) as exc:
         raise TaskFormatError(f"{config_path}: not a JSON object with 'files' ({exc})") from exc
     if not isinstance(files, dict):
@@ -77,23 +71,27 @@ def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
     examples = _named(folder, files, "example")
     test_files = []
     for name in tests:
-        source = _read(folder / name)
+        source = read_task_file(folder / name)
         parsed(source, str(folder / name))
         test_files.append(TestFile(name, source, Visibility.VISIBLE))
     reference: tuple[tuple[str, str], ...] = ()
     if len(examples) == len(solution):
         reference = tuple(
-            (path, _read(folder / example))
+            (path, read_task_file(folder / example))
             for path, example in zip(solution, examples, strict=True)
         )
-    docs = [_read(folder / ".docs" / name) for name in _DOCS if (folder / ".docs" / name).is_file()]
+    docs = [
+        read_task_file(folder / ".docs" / name)
+        for name in _DOCS
+        if (folder / ".docs" / name).is_file()
+    ]
     if not docs:
         raise TaskFormatError(f"{folder / '.docs'}: no instructions.md")
     return WorkspaceTask(
         id=folder.name,
         suite=suite,
         instructions="\n\n".join(doc.strip() for doc in docs) + "\n",
-        files=tuple((path, _read(folder / path)) for path in solution),
+        files=tuple((path, read_task_file(folder / path)) for path in solution),
         editable=tuple(solution),
         tests=tuple(test_files),
         reference=reference,

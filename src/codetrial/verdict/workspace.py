@@ -20,6 +20,7 @@ run on the trusted side.
 from __future__ import annotations
 
 import ast
+import functools
 import secrets
 from collections.abc import Mapping
 from typing import Any
@@ -28,8 +29,11 @@ from codetrial.config import Limits
 from codetrial.edits import EditFormat, Malformed
 from codetrial.records import Outcome, TestOutcome, TestResult, Verdict, Visibility
 from codetrial.sandbox import Sandbox, TestRun
+from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict import FEEDBACK_CHARS, classify
+
+_OUTCOMES = frozenset(TestOutcome)
 
 
 def _test_cases(tree: ast.Module) -> dict[str, list[str]]:
@@ -60,6 +64,12 @@ def _test_cases(tree: ast.Module) -> dict[str, list[str]]:
     return found
 
 
+@functools.cache
+def _expected(tests: tuple[TestFile, ...]) -> frozenset[str]:
+    """expected_tests, once per task's test files rather than once per candidate."""
+    return frozenset(expected_tests({test.name: test.source for test in tests}))
+
+
 def expected_tests(tests: Mapping[str, str]) -> set[str]:
     """The record ids the runner must send, read from the test files' syntax alone."""
     expected: set[str] = set()
@@ -86,7 +96,7 @@ def _result(record: dict[str, Any]) -> TestResult:
 
 
 def _collect(
-    run: TestRun, nonce: str, expected: set[str]
+    run: TestRun, nonce: str, expected: frozenset[str]
 ) -> tuple[list[TestResult], list[str], list[str]]:
     """The run's per-test results, the problems that keep it from being complete (none:
     every expected test reported once, signed, then the end), and the failures' text."""
@@ -97,7 +107,7 @@ def _collect(
     for record in run.records():
         if record.get("nonce") != nonce or ended:
             problems.append("a record that is not this run's runner's")
-        elif "test" in record and record.get("outcome") in set(TestOutcome):
+        elif "test" in record and record.get("outcome") in _OUTCOMES:
             results.append(_result(record))
             if record["outcome"] != TestOutcome.PASSED:
                 output.append(f"FAILED {record['test']}\n{record.get('trace', '')}")
@@ -143,9 +153,8 @@ def judge_workspace(
     """The verdict on a workspace as the candidate left it (path -> text: the task's
     files with the edited ones replaced)."""
     nonce = secrets.token_hex(16)
-    tests = task.test_sources
-    expected = expected_tests(tests)
-    with sandbox.test_run(dict(files), tests, nonce, limits) as run:
+    expected = _expected(task.tests)
+    with sandbox.test_run(dict(files), task.test_sources, nonce, limits) as run:
         results, problems, failures = _collect(run, nonce, expected)
     outcome = classify(run.stop, results, complete=not problems)
     passed = sum(r.outcome is TestOutcome.PASSED for r in results)
