@@ -11,8 +11,9 @@ import pytest
 from codetrial.config import Limits
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import TaskFormatError
-from codetrial.records import Outcome
+from codetrial.records import Outcome, Visibility
 from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask, load_exercism
 from codetrial.verdict.workspace import expected_tests, judge_edit, judge_workspace
 from tests.conftest import POLYGLOT
@@ -204,3 +205,21 @@ def test_a_second_try_edits_what_the_first_left(
     assert verdict.outcome is Outcome.FAILED and "initial_value" in workspace[path]
     verdict, workspace = judge_edit(second, task, diff, box, LIMITS, workspace)
     assert verdict.outcome is Outcome.PASSED and workspace[path].rstrip() == example.rstrip()
+
+
+def test_the_runner_collects_what_the_trusted_side_expects(box: Sandbox, tmp_path: Path) -> None:
+    """A helper imported into a test file, or a test* function that takes arguments, is
+    no test on either side: such a task still passes when its code is right."""
+    tests = {
+        "helpers.py": "def test_helper(x):\n    return x\n",
+        "a_test.py": (
+            "from helpers import test_helper\nfrom a import f\n\n"
+            "def test_with_args(value):\n    pass\n\n"
+            "def test_f():\n    assert f() == 1\n"
+        ),
+    }
+    files = tuple(TestFile(name, source, Visibility.VISIBLE) for name, source in tests.items())
+    task = WorkspaceTask("a", "mine", "Do it.", (("a.py", ""),), ("a.py",), files)
+    assert expected_tests(tests) == {"a_test.py::test_f"}
+    verdict = judge_workspace({"a.py": "def f():\n    return 1\n"}, task, box, LIMITS)
+    assert verdict.outcome is Outcome.PASSED, verdict.visible_output

@@ -97,7 +97,8 @@ def _machinery(unittest: Any) -> dict[str, int]:
 
 
 def _cases(unittest: Any, module: types.ModuleType, path: str) -> list[tuple[str, Any]]:
-    """(record id, runnable) for the module's own TestCase classes and test functions."""
+    """(record id, runnable) for the module's own TestCase classes and its own test
+    functions that take nothing: what `expected_tests` reads from the file's syntax."""
     found: list[tuple[str, Any]] = []
     loader = unittest.TestLoader()
     for name, value in list(vars(module).items()):
@@ -105,7 +106,12 @@ def _cases(unittest: Any, module: types.ModuleType, path: str) -> list[tuple[str
             if value.__module__ == module.__name__:
                 for method in loader.getTestCaseNames(value):
                     found.append((f"{path}::{name}::{method}", value(method)))
-        elif name.startswith("test") and isinstance(value, types.FunctionType):
+        elif (
+            name.startswith("test")
+            and isinstance(value, types.FunctionType)
+            and value.__module__ == module.__name__
+            and value.__code__.co_argcount == 0
+        ):
             found.append((f"{path}::{name}", unittest.FunctionTestCase(value)))
     return found
 
