@@ -2,6 +2,7 @@
 leave the host untouched and leave no process behind.
 
 The gate is switched off here on purpose: it is a policy filter, not the boundary.
+Workspace attacks, at the end, go after the in-sandbox test runner instead.
 Canaries: a world-writable victim file outside the scratch folder, a secret in this
 process's environment, a loopback listener this test opened, and the host's process
 list.
@@ -32,11 +33,14 @@ from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.sandbox import Sandbox, open_sandbox
 from codetrial.sandbox.cgroup import Cgroup
 from codetrial.tasks import Task, load_folder
+from codetrial.tasks.workspace import load_exercise
 from codetrial.verdict import judge
-from tests.conftest import FIXTURES, write_task
+from codetrial.verdict.workspace import judge_workspace
+from tests.conftest import FIXTURES, POLYGLOT, write_task
 
 HOSTILE = FIXTURES / "hostile"
 LIMITS = Limits(timeout_s=4, cpu_s=2, memory_mb=512, file_size_mb=4, scratch_mb=16)
+WORKSPACE_LIMITS = Limits(timeout_s=30, cpu_s=10, memory_mb=512, file_size_mb=4, scratch_mb=16)
 ANSWER = 918273645
 
 
@@ -401,3 +405,66 @@ def test_a_closed_sandbox_leaves_no_zombie() -> None:
     """This process adopts every orphan of the sandbox it starts, as init would."""
     result = subprocess.run([sys.executable, "-c", REAPER], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
+
+
+STUB_ATTACKS = {
+    "exits_0_at_import": ("import os\nos._exit(0)\n", Outcome.ERROR, "did not finish"),
+    "sys_exit_at_import": ("import sys\nsys.exit(0)\n", Outcome.ERROR, "failed to import"),
+    "atexit_exits_0": (
+        "import atexit, os\natexit.register(lambda: os._exit(0))\n",
+        Outcome.FAILED, "failed",
+    ),
+    "patches_unittest": (
+        "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
+        "unittest.TestCase.assertIs = lambda *a, **k: None\n",
+        Outcome.ERROR, "changed the test machinery",
+    ),
+    "patches_builtins": (
+        "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n",
+        Outcome.FAILED, "changed the test machinery",
+    ),
+    "writes_conftest_and_pytest_ini": (
+        "open('conftest.py', 'w').write('import pytest\\n')\n"
+        "open('pytest.ini', 'w').write('[pytest]\\naddopts = -p no:python\\n')\n",
+        Outcome.FAILED, "failed",
+    ),
+    "replaces_the_test_file": (
+        "open('react_test.py', 'w').write('def test_nothing():\\n    pass\\n')\n",
+        Outcome.FAILED, "failed",
+    ),
+    "prints_a_fake_summary": (
+        "print('=================== 14 passed in 0.01s ===================')\n",
+        Outcome.FAILED, "failed",
+    ),
+    "closes_the_reporter": ("import os\nos.close(11)\n", Outcome.ERROR, "did not finish"),
+    "kills_its_process": ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+                          Outcome.ERROR, "signal 9"),
+    "writes_unsigned_records": (
+        "import json, os\n"
+        "for name in ('test_input_cells_have_a_value',):\n"
+        "    os.write(11, (json.dumps({'test': 'react_test.py::ReactTest::' + name,\n"
+        "                              'outcome': 'passed'}) + '\\n').encode())\n"
+        "os.write(11, b'{\"end\": 14}\\n')\nos._exit(0)\n",
+        Outcome.ERROR, "not this run's",
+    ),
+    "floods_unsigned_records": (
+        "import os\nfor _ in range(3000):\n    os.write(11, b'{\"tampered\": \"x\"}\\n')\n"
+        "os._exit(0)\n",
+        Outcome.ERROR, "3000 record(s) that are not this run's",
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("attack", sorted(STUB_ATTACKS))
+def test_a_workspace_attack_does_not_pass(attack: str, sandbox: Sandbox) -> None:
+    """Workspace tests run in the candidate's process (trust level in-sandbox). Each
+    attack goes in front of the react exercise's stub, which fails every test: had it
+    worked, the stub would pass. The evidence says what stopped it."""
+    code, outcome, evidence = STUB_ATTACKS[attack]
+    task = load_exercise(POLYGLOT / "exercises" / "react", "polyglot-python")
+    files = {"react.py": code + dict(task.files)["react.py"]}
+    verdict = judge_workspace(files, task, sandbox, WORKSPACE_LIMITS)
+    shown = f"{verdict.detail}\n{verdict.visible_output}"
+    assert verdict.outcome is outcome, shown
+    assert evidence in shown, shown
+    assert verdict.feedback is not None and len(verdict.feedback) <= 4000

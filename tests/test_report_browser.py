@@ -11,7 +11,8 @@ import pytest
 from playwright.sync_api import Page, sync_playwright
 
 from codetrial.tasks import Task
-from tests.conftest import CLI_ENV, CODETRIAL, fenced
+from codetrial.tasks.workspace import load_exercism
+from tests.conftest import CLI_ENV, CODETRIAL, POLYGLOT, fenced
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
@@ -118,4 +119,44 @@ def test_selection_and_judge_sections_render(page: Page, runs: list[Path]) -> No
                      "#judge-eval .chart-judge svg"):  # fmt: skip
         assert page.locator(selector).first.is_visible(), selector
     assert "visible-tests" in page.locator("#selection table").inner_text()
+    assert errors == []
+
+
+def test_a_workspace_run_shows_aider_s_columns_and_per_file_diffs(
+    page: Page, tmp_path: Path
+) -> None:
+    """Two exercises in the whole format: react passes on try 2 after a broken try 1,
+    bowling never gets an edit that applies."""
+    tasks = {t.id: t for t in load_exercism(POLYGLOT, "polyglot-python")}
+    react = tasks["react"].reference[0][1]
+    script = {
+        "supplied files: react.py\n": ["react.py\n```python\nclass InputCell:\n    pass\n```\n"],
+        "Fix the code in react.py ": [f"react.py\n```python\n{react}```\n"],
+        "bowling.py": ["I cannot do that."],
+    }
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    result = subprocess.run(
+        [CODETRIAL, "run", "--model", f"scripted/{path}", "--suite", "polyglot-python",
+         "--data", str(POLYGLOT), "--task", "react", "--task", "bowling",
+         "--runs-dir", str(tmp_path / "runs")],
+        capture_output=True, text=True, env=CLI_ENV, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    errors = _open(page, run_dir / "report.html")
+    edits = page.locator("#edits table").inner_text()
+    assert "0.0% [0.0, 0.0]" in edits and "50.0%" in edits and "whole" in edits
+    assert page.locator("#matrix table").inner_text().count("in-sandbox") == 2
+    page.locator("#matrix a", has_text="error → pass").click()
+    candidate = page.locator("div.candidate", has_text="react · ")
+    assert candidate.is_visible()
+    changes = candidate.locator("pre.changes")
+    assert "-    def __init__(self, initial_value):\n" in changes.first.inner_text()
+    assert "+    pass" in changes.first.inner_text()
+    assert "--- a/react.py" in changes.last.inner_text()
+    assert "+    def add_watcher(self, cell):" in changes.last.inner_text()
+    page.locator("#matrix a", has_text="malformed_edit").click()
+    bowling = page.locator("div.candidate", has_text="bowling · ")
+    assert "The edit could not be applied (no_edit)" in bowling.inner_text()
     assert errors == []

@@ -3,6 +3,10 @@ the sandbox, and what a candidate sharing the tests' process can and cannot do."
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,11 +15,12 @@ import pytest
 from codetrial.config import Limits
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import TaskFormatError
-from codetrial.records import Outcome, Visibility
+from codetrial.records import AttemptRecord, Outcome, TaskResult, Visibility
+from codetrial.report.summary import edit_summaries
 from codetrial.sandbox import Sandbox, open_sandbox
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask, load_exercism
-from codetrial.verdict.workspace import expected_tests, judge_edit, judge_workspace
+from codetrial.verdict.workspace import apply_edit, expected_tests, judge_workspace, trimmed
 from tests.conftest import POLYGLOT
 
 LIMITS = Limits(timeout_s=60, cpu_s=30)
@@ -70,74 +75,23 @@ def test_a_failure_reads_like_a_test_report_with_workspace_paths(
     assert verdict.feedback is not None
 
 
-def test_a_task_whose_test_file_does_not_parse_is_named(tmp_path: Path) -> None:
-    folder = tmp_path / "broken"
+def exercise(root: Path, tests: dict[str, str]) -> None:
+    """An exercise folder whose solution is a.py, with these test files."""
+    folder = root / "a"
     (folder / ".meta").mkdir(parents=True)
     (folder / ".docs").mkdir()
     (folder / ".docs" / "instructions.md").write_text("Do it.\n")
-    (folder / ".meta" / "config.json").write_text(
-        '{"files": {"solution": ["a.py"], "test": ["a_test.py"], "example": [".meta/e.py"]}}'
-    )
+    files = {"solution": ["a.py"], "test": list(tests), "example": [".meta/e.py"]}
+    (folder / ".meta" / "config.json").write_text(json.dumps({"files": files}))
     (folder / "a.py").write_text("")
-    (folder / "a_test.py").write_text("def test_x(:\n")
+    for name, source in tests.items():
+        (folder / name).write_text(source)
+
+
+def test_a_task_whose_test_file_does_not_parse_is_named(tmp_path: Path) -> None:
+    exercise(tmp_path, {"a_test.py": "def test_x(:\n"})
     with pytest.raises(TaskFormatError, match=r"a_test\.py, line 1: not valid Python"):
         load_exercism(tmp_path, "mine")
-
-
-STUB_ATTACKS = {
-    "exits_0_at_import": ("import os\nos._exit(0)\n", Outcome.ERROR, "did not finish"),
-    "sys_exit_at_import": ("import sys\nsys.exit(0)\n", Outcome.ERROR, "failed to import"),
-    "atexit_exits_0": (
-        "import atexit, os\natexit.register(lambda: os._exit(0))\n",
-        Outcome.FAILED, "failed",
-    ),
-    "patches_unittest": (
-        "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
-        "unittest.TestCase.assertIs = lambda *a, **k: None\n",
-        Outcome.ERROR, "changed the test machinery",
-    ),
-    "patches_builtins": (
-        "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n",
-        Outcome.FAILED, "changed the test machinery",
-    ),
-    "writes_conftest_and_pytest_ini": (
-        "open('conftest.py', 'w').write('import pytest\\n')\n"
-        "open('pytest.ini', 'w').write('[pytest]\\naddopts = -p no:python\\n')\n",
-        Outcome.FAILED, "failed",
-    ),
-    "replaces_the_test_file": (
-        "open('react_test.py', 'w').write('def test_nothing():\\n    pass\\n')\n",
-        Outcome.FAILED, "failed",
-    ),
-    "prints_a_fake_summary": (
-        "print('=================== 14 passed in 0.01s ===================')\n",
-        Outcome.FAILED, "failed",
-    ),
-    "closes_the_reporter": ("import os\nos.close(11)\n", Outcome.ERROR, "did not finish"),
-    "kills_its_process": ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
-                          Outcome.ERROR, "signal 9"),
-    "writes_unsigned_records": (
-        "import json, os\n"
-        "for name in ('test_input_cells_have_a_value',):\n"
-        "    os.write(11, (json.dumps({'test': 'react_test.py::ReactTest::' + name,\n"
-        "                              'outcome': 'passed'}) + '\\n').encode())\n"
-        "os.write(11, b'{\"end\": 14}\\n')\nos._exit(0)\n",
-        Outcome.ERROR, "not this run's",
-    ),
-}  # fmt: skip
-
-
-@pytest.mark.parametrize("attack", sorted(STUB_ATTACKS))
-def test_a_stub_with_an_attack_does_not_pass(
-    attack: str, exercises: dict[str, WorkspaceTask], box: Sandbox
-) -> None:
-    code, outcome, evidence = STUB_ATTACKS[attack]
-    task = exercises["react"]
-    files = {"react.py": code + dict(task.files)["react.py"]}
-    verdict = judge_workspace(files, task, box, LIMITS)
-    shown = f"{verdict.detail}\n{verdict.visible_output}"
-    assert verdict.outcome is outcome, shown
-    assert evidence in shown, shown
 
 
 def _lines(text: str) -> str:
@@ -149,24 +103,6 @@ def _search_replace(path: str, old: str, new: str) -> str:
         f"{path}\n```python\n<<<<<<< SEARCH\n{_lines(old)}=======\n{_lines(new)}"
         ">>>>>>> REPLACE\n```\n"
     )
-
-
-@pytest.mark.parametrize("name", ["whole", "diff"])
-def test_a_response_replaying_the_reference_passes_in_each_format(
-    name: str, exercises: dict[str, WorkspaceTask], box: Sandbox
-) -> None:
-    edit_format = EDIT_FORMATS.get(name)
-    for task in exercises.values():
-        ((path, stub),) = task.files
-        ((_, example),) = task.reference
-        response = (
-            f"{path}\n```python\n{_lines(example)}```\n"
-            if name == "whole"
-            else _search_replace(path, stub, example)
-        )
-        verdict, workspace = judge_edit(response, task, edit_format, box, LIMITS)
-        assert verdict.outcome is Outcome.PASSED, (task.id, verdict.detail)
-        assert workspace[path].rstrip() == example.rstrip()
 
 
 @pytest.mark.parametrize(
@@ -181,11 +117,11 @@ def test_a_response_replaying_the_reference_passes_in_each_format(
     ],
 )  # fmt: skip
 def test_a_response_that_cannot_be_applied_is_a_malformed_edit(
-    name: str, response: str, kind: str, exercises: dict[str, WorkspaceTask], box: Sandbox
+    name: str, response: str, kind: str, exercises: dict[str, WorkspaceTask]
 ) -> None:
     task = exercises["react"]
-    verdict, workspace = judge_edit(response, task, EDIT_FORMATS.get(name), box, LIMITS)
-    assert verdict.outcome is Outcome.MALFORMED_EDIT
+    workspace, verdict = apply_edit(response, task, EDIT_FORMATS.get(name))
+    assert verdict is not None and verdict.outcome is Outcome.MALFORMED_EDIT
     assert f"The edit could not be applied ({kind})" in verdict.detail
     assert verdict.feedback == verdict.detail
     assert workspace == dict(task.files)
@@ -201,25 +137,118 @@ def test_a_second_try_edits_what_the_first_left(
     first = _search_replace(path, stub, half)
     second = _search_replace(path, half, example)
     diff = EDIT_FORMATS.get("diff")
-    verdict, workspace = judge_edit(first, task, diff, box, LIMITS)
-    assert verdict.outcome is Outcome.FAILED and "initial_value" in workspace[path]
-    verdict, workspace = judge_edit(second, task, diff, box, LIMITS, workspace)
-    assert verdict.outcome is Outcome.PASSED and workspace[path].rstrip() == example.rstrip()
+    workspace, malformed = apply_edit(first, task, diff)
+    assert malformed is None and "initial_value" in workspace[path]
+    assert judge_workspace(workspace, task, box, LIMITS).outcome is Outcome.FAILED
+    workspace, malformed = apply_edit(second, task, diff, workspace)
+    assert malformed is None and workspace[path].rstrip() == example.rstrip()
+    assert judge_workspace(workspace, task, box, LIMITS).outcome is Outcome.PASSED
 
 
 def test_the_runner_collects_what_the_trusted_side_expects(box: Sandbox, tmp_path: Path) -> None:
-    """A helper imported into a test file, or a test* function that takes arguments, is
-    no test on either side: such a task still passes when its code is right."""
+    """A helper imported into a test file, or a test* function that takes arguments
+    (positional-only ones too), is no test on either side; a mixin's test methods are
+    tests of the TestCase that inherits them, on both sides: such a task passes when
+    its code is right."""
     tests = {
         "helpers.py": "def test_helper(x):\n    return x\n",
         "a_test.py": (
-            "from helpers import test_helper\nfrom a import f\n\n"
+            "import unittest\nfrom helpers import test_helper\nfrom a import f\n\n"
             "def test_with_args(value):\n    pass\n\n"
-            "def test_f():\n    assert f() == 1\n"
+            "def test_positional_only(value, /):\n    pass\n\n"
+            "def test_f():\n    assert f() == 1\n\n"
+            "class Shared:\n    def test_shared(self):\n        assert f() == 1\n\n"
+            "class FTest(Shared, unittest.TestCase):\n    def test_own(self):\n        pass\n"
         ),
     }
     files = tuple(TestFile(name, source, Visibility.VISIBLE) for name, source in tests.items())
     task = WorkspaceTask("a", "mine", "Do it.", (("a.py", ""),), ("a.py",), files)
-    assert expected_tests(tests) == {"a_test.py::test_f"}
+    assert expected_tests(tests) == {
+        "a_test.py::test_f", "a_test.py::FTest::test_own", "a_test.py::FTest::test_shared",
+    }  # fmt: skip
     verdict = judge_workspace({"a.py": "def f():\n    return 1\n"}, task, box, LIMITS)
     assert verdict.outcome is Outcome.PASSED, verdict.visible_output
+
+
+def test_the_runner_collects_the_tests_pytest_collects(
+    exercises: dict[str, WorkspaceTask], tmp_path: Path
+) -> None:
+    """aider runs pytest on each exercise; codetrial's runner must run the same tests."""
+    for task in exercises.values():
+        for path, text in (dict(task.files) | dict(task.reference) | task.test_sources).items():
+            (tmp_path / task.id / path).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / task.id / path).write_text(text)
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
+         "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)],
+        capture_output=True, text=True, cwd=tmp_path, timeout=300,
+    )  # fmt: skip
+    node_ids = {line for line in collected.stdout.splitlines() if "::" in line}
+    ours = {
+        f"{task.id}/{record}"
+        for task in exercises.values()
+        for record in expected_tests(task.test_sources)
+    }
+    assert len(ours) > 500
+    assert node_ids == ours
+
+
+def test_a_test_case_built_on_another_test_file_s_class_is_refused(tmp_path: Path) -> None:
+    base = (
+        "import unittest\n\nclass Base(unittest.TestCase):\n    def test_one(self):\n        pass\n"
+    )
+    inherits = "from base import Base\n\nclass ATest(Base):\n    pass\n"
+    exercise(tmp_path, {"a_test.py": inherits, "base.py": base})
+    with pytest.raises(TaskFormatError, match=r"a_test\.py, line 3: class ATest derives from Base"):
+        load_exercism(tmp_path, "mine")
+
+
+def test_long_test_output_keeps_the_first_failures_and_the_count() -> None:
+    failures = "\n".join(f"FAILED a_test.py::test_{n}\nAssertionError: {n}" for n in range(500))
+    shown = trimmed(failures, "3 passed, 500 failed", limit=1000)
+    assert len(shown) <= 1000
+    assert shown.startswith("FAILED a_test.py::test_0\n")
+    lines = len(shown.splitlines()) - 2
+    assert shown.endswith(f"\n... (cut: {lines} of 1000 lines shown)\n3 passed, 500 failed")
+    assert trimmed("FAILED a_test.py::test_0", "0 passed, 1 failed") == (
+        "FAILED a_test.py::test_0\n0 passed, 1 failed"
+    )
+    one_long_line = trimmed("x" * 5000, "0 passed, 1 failed", limit=1000)
+    assert len(one_long_line) <= 1000 and one_long_line.startswith("xxx")
+    assert one_long_line.endswith("... (cut: 0 of 1 lines shown)\n0 passed, 1 failed")
+
+
+def test_files_that_do_not_compile_are_a_syntax_error_found_without_running(
+    exercises: dict[str, WorkspaceTask],
+) -> None:
+    task = exercises["react"]
+    indented = {"react.py": "class InputCell:\n    pass\n  x = 1\n"}
+    verdict = judge_workspace(indented, task, None, LIMITS)  # type: ignore[arg-type]
+    assert verdict.outcome is Outcome.SYNTAX_ERROR
+    assert verdict.detail.startswith("IndentationError: unindent does not match")
+    assert "(react.py, line 3)" in verdict.feedback
+
+
+def test_tab_and_indentation_errors_count_as_aider_counts_them(
+    exercises: dict[str, WorkspaceTask],
+) -> None:
+    task = exercises["react"]
+    broken = {
+        "syntax": "class InputCell(:\n    pass\n",
+        "indentation": "class InputCell:\npass\n",
+        "tab": "class InputCell:\n    if True:\n\tpass\n        pass\n",
+    }
+    details = {
+        kind: judge_workspace({"react.py": text}, task, None, LIMITS).detail  # type: ignore[arg-type]
+        for kind, text in broken.items()
+    }
+    assert details["tab"].startswith("TabError:"), details
+    records = [
+        AttemptRecord(model="m", task_id=kind, attempt=0, raw_response="", code=None,
+                      outcome=Outcome.SYNTAX_ERROR, detail=detail, files={})
+        for kind, detail in details.items()
+    ]  # fmt: skip
+    results = [TaskResult("m", r.task_id, 0, r) for r in records]
+    (summary,) = edit_summaries(results, ["m"], set(broken), "whole", 2)
+    assert (summary.syntax_errors, summary.indentation_errors) == (1, 2)
+    assert summary.well_formed == 1.0 and [e.value for e in summary.pass_after_try] == [0, 0]

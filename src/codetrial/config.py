@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,20 @@ from codetrial.records import GenerationOptions
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 DEFAULT_OPENAI_URL = "http://127.0.0.1:8000/v1"
+
+
+@dataclass(frozen=True)
+class ShapeDefaults:
+    """Defaults that depend on the shape of task: a workspace prompt holds instructions
+    and whole files, an answer may rewrite a file, and its tests run longer."""
+
+    timeout_s: float
+    num_ctx: int
+    max_tokens: int
+
+
+FUNCTION_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=4096, max_tokens=512)
+WORKSPACE_DEFAULTS = ShapeDefaults(timeout_s=60.0, num_ctx=8192, max_tokens=2048)
 
 
 class Limits(BaseModel):
@@ -30,6 +45,15 @@ class Limits(BaseModel):
     max_processes: int = Field(32, gt=0)
     allow_processes: bool = False
     allow_sockets: bool = False
+
+    @classmethod
+    def validated(cls, timeout_s: float, cpu_s: int | None = None) -> Limits:
+        """Limits of `timeout_s` wall seconds and `cpu_s` CPU seconds (by default the
+        timeout's, at least 1); a ConfigError says what is wrong."""
+        try:
+            return cls(timeout_s=timeout_s, cpu_s=cpu_s or max(1, int(timeout_s)))
+        except ValueError as exc:
+            raise ConfigError(f"bad limits: {exc}") from exc
 
 
 class Endpoints(BaseModel):
@@ -61,6 +85,7 @@ class RunConfig(BaseModel):
     samples: int = Field(1, gt=0)
     workers: int = Field(1, gt=0)
     gate_profile: str = "builtins-only"
+    edit_format: str | None = None  # how workspace tasks are answered; None without any
     unsafe_host_exec: bool = False
     limits: Limits = Limits()
     endpoints: Endpoints = Endpoints()

@@ -24,7 +24,7 @@ from codetrial.pipeline import verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
-from codetrial.tasks import Task, load_suite
+from codetrial.tasks import Task, function_tasks, load_suite
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.verdict.pool import JudgePool
 
@@ -116,7 +116,7 @@ def judge_samples(
     directory and the number of samples before any judging, `progress` of each
     verdict as it is stored."""
     samples, suite, data, workers = job.samples, job.suite, job.data, job.workers
-    tasks = load_suite(suite, None, data)
+    tasks = function_tasks(load_suite(suite, None, data), "codetrial evaluate")
     items = read_samples(samples, tasks, prompt_map(job.prompts) if job.prompts else None)
     model = f"samples/{samples.name}"
     per_task: dict[str, int] = {}

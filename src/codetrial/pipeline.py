@@ -4,8 +4,11 @@
                                      ^                                    |
                                      +-------- repair (visible only) <----+
 
-The model writes on this thread while finished candidates are judged on the pool's
-threads, so generation and execution overlap.
+A workspace task's candidate is its files as the response's edit leaves them (a
+response whose edit cannot be applied is a malformed_edit, judged here); they go to
+the sandbox, where the task's tests run beside them. The model writes on this thread
+while finished candidates are judged on the pool's threads, so generation and
+execution overlap.
 """
 
 from __future__ import annotations
@@ -17,11 +20,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 
 from codetrial.config import RunConfig
+from codetrial.edits import EDIT_FORMATS, EditFormat
 from codetrial.errors import BackendError, BackendUnavailable, SandboxError
 from codetrial.extract import extract
 from codetrial.gate import Profile
 from codetrial.models import Backend
-from codetrial.prompts import first_messages, system_message
+from codetrial.prompts import first_messages, system_message, workspace_messages, workspace_system
 from codetrial.records import (
     AttemptRecord,
     Candidate,
@@ -33,10 +37,23 @@ from codetrial.records import (
 )
 from codetrial.repair import needs_repair, repair_prompt
 from codetrial.store import RunStore
-from codetrial.tasks import Task
+from codetrial.tasks import AnyTask, WorkspaceTask
 from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.workspace import apply_edit
 
 Progress = Callable[[AttemptRecord], None]
+
+
+def edit_format_of(config: RunConfig) -> EditFormat:
+    return EDIT_FORMATS.get(config.edit_format or "whole")
+
+
+def system_of(config: RunConfig, profile: Profile, task: AnyTask) -> Message:
+    """The system message: the gate's policy for a function task, the edit format for
+    a workspace task."""
+    if isinstance(task, WorkspaceTask):
+        return workspace_system(edit_format_of(config))
+    return system_message(profile.allowed, profile.forbidden)
 
 
 @dataclass(frozen=True)
@@ -49,18 +66,27 @@ class Trial:
     store: RunStore
 
     @property
-    def system(self) -> Message:
-        return system_message(self.profile.allowed, self.profile.forbidden)
+    def edit_format(self) -> EditFormat:
+        return edit_format_of(self.config)
+
+    def opening(self, task: AnyTask) -> list[Message]:
+        """The messages of a task's first try."""
+        system = system_of(self.config, self.profile, task)
+        if isinstance(task, WorkspaceTask):
+            return workspace_messages(task, system)
+        return first_messages(task, system)
 
 
 @dataclass(frozen=True)
 class Job:
-    """One generation to make: a task's sample, at an attempt, with its prompt."""
+    """One generation to make: a task's sample, at an attempt, with its prompt; for a
+    workspace task, `workspace` is its files as the previous try left them."""
 
-    task: Task
+    task: AnyTask
     sample: int
     attempt: int
     messages: Sequence[Message]
+    workspace: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -93,7 +119,30 @@ def record(backend: Backend, job: Job, generation: Generation, candidate: Candid
     )  # fmt: skip
 
 
-def first_jobs(trial: Trial, tasks: Sequence[Task], backend: Backend) -> deque[Job]:
+def settled(verdict: Verdict) -> Future[Verdict]:
+    """A verdict reached without the sandbox, as the pool's are delivered."""
+    future: Future[Verdict] = Future()
+    future.set_result(verdict)
+    return future
+
+
+def submit(
+    pool: JudgePool, profile: Profile, edit_format: EditFormat, task: AnyTask, text: str,
+    workspace: dict[str, str] | None = None,
+) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
+    """The candidate in a response, and its verdict to come; a workspace task's
+    response is applied to `workspace` (its files as the last try left them)."""
+    if isinstance(task, WorkspaceTask):
+        files, malformed = apply_edit(text, task, edit_format, workspace)
+        candidate = Candidate(text, None, files)
+        if malformed is not None:
+            return candidate, settled(malformed)
+        return candidate, pool.submit_workspace(files, task)
+    candidate = extract(text, task.entry_point)
+    return candidate, pool.submit(candidate, task, profile)
+
+
+def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> deque[Job]:
     """Every (task, sample) chain still to do. Stored attempts are never redone,
     except infrastructure failures, which say nothing about the model."""
     stored: dict[tuple[str, int], AttemptRecord] = {}
@@ -105,18 +154,21 @@ def first_jobs(trial: Trial, tasks: Sequence[Task], backend: Backend) -> deque[J
         for task in tasks:
             previous = stored.get((task.id, sample))
             if previous is None:
-                jobs.append(Job(task, sample, 0, first_messages(task, trial.system)))
+                jobs.append(Job(task, sample, 0, trial.opening(task)))
             elif needs_repair(previous, trial.config.repair_attempts):
                 jobs.append(_repair_job(trial, task, previous))
     return jobs
 
 
-def _repair_job(trial: Trial, task: Task, previous: AttemptRecord) -> Job:
+def _repair_job(trial: Trial, task: AnyTask, previous: AttemptRecord) -> Job:
     return Job(task, previous.sample, previous.attempt + 1,
-               repair_prompt(task, trial.system, previous))  # fmt: skip
+               repair_prompt(task, system_of(trial.config, trial.profile, task), previous),
+               previous.files)  # fmt: skip
 
 
-def run_backend(trial: Trial, tasks: Sequence[Task], backend: Backend, progress: Progress) -> None:
+def run_backend(
+    trial: Trial, tasks: Sequence[AnyTask], backend: Backend, progress: Progress
+) -> None:
     """Generate on this thread, judge on the pool; a failed attempt with feedback
     queues its repair at the front. A failed request is an infra_error attempt; when
     the backend becomes unreachable or refuses the run's requests (BackendUnavailable,
@@ -142,8 +194,8 @@ def run_backend(trial: Trial, tasks: Sequence[Task], backend: Backend, progress:
                 trial.store.save(job.task, stored)
                 progress(stored)
                 continue
-            candidate = extract(generation.text, job.task.entry_point)
-            future = trial.pool.submit(candidate, job.task, trial.profile)
+            candidate, future = submit(trial.pool, trial.profile, trial.edit_format, job.task,
+                                       generation.text, job.workspace)  # fmt: skip
             in_flight[future] = Judging(job, generation, candidate, time.monotonic())
             done = {f for f in in_flight if f.done()}
         else:
@@ -161,7 +213,7 @@ def run_backend(trial: Trial, tasks: Sequence[Task], backend: Backend, progress:
 
 
 def run_trial(
-    trial: Trial, tasks: Sequence[Task], backends: Sequence[Backend], progress: Progress
+    trial: Trial, tasks: Sequence[AnyTask], backends: Sequence[Backend], progress: Progress
 ) -> list[TaskResult]:
     """Every task and sample for every model; BackendUnavailable (and so BackendRefused)
     stops the run, resumably."""

@@ -85,10 +85,13 @@ class Generation:
 
 @dataclass(frozen=True)
 class Candidate:
-    """Code extracted from a response; `code` is None when the response held no code."""
+    """What a response proposes. For a function task, the code extracted from it (None
+    when the response held no code); for a workspace task, `files`: the editable files
+    as the response leaves them (as they were when its edit could not be applied)."""
 
     raw: str
     code: str | None
+    files: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,8 @@ class Verdict:
 
 
 class AttemptRecord(BaseModel):
-    """One generation and its verdict, as stored. Attempt 0 is the first try."""
+    """One generation and its verdict, as stored. Attempt 0 is the first try. A
+    workspace task's attempt has `files` (see Candidate) and no `code`."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -139,6 +143,7 @@ class AttemptRecord(BaseModel):
     messages: list[dict[str, str]] = []
     raw_response: str
     code: str | None
+    files: dict[str, str] | None = None
     gate_allowed: bool | None = None
     gate_rule: str | None = None
     gate_message: str | None = None
@@ -190,6 +195,7 @@ class AttemptRecord(BaseModel):
             messages=wire(messages),
             raw_response=candidate.raw,
             code=candidate.code,
+            files=candidate.files,
             gate_allowed=gate.allowed if gate else None,
             gate_rule=gate.rule_id if gate else None,
             gate_message=gate.message if gate else None,

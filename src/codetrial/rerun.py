@@ -3,7 +3,8 @@
 Every stored candidate goes through the gate and the sandbox again, under the run's
 recorded conditions unless the caller overrides some (a "what if" question), and its
 verdict is compared with the stored one: the same outcome and the same per-test
-outcomes. Nothing is written to the run.
+outcomes. A workspace response is applied again, in the run's edit format, to the
+files the try before it left. Nothing is written to the run.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import dataclass
 
 from codetrial.config import Limits
 from codetrial.gate import Profile
-from codetrial.pipeline import verdict_of
+from codetrial.pipeline import edit_format_of, submit, verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
+from codetrial.tasks import WorkspaceTask
 from codetrial.verdict.pool import JudgePool
 
 FIRST, REPAIR = "first", "repair"
@@ -93,16 +95,26 @@ def rerun(store: RunStore, profile: Profile, pool: JudgePool) -> Rerun:
     """Re-judge every stored attempt that was judged (an infrastructure failure never
     reached the sandbox, so it is counted as not re-judged) and compare verdicts."""
     tasks = {t.id: t for t in store.tasks()}
+    edit_format = edit_format_of(store.manifest.config)
     tallies: dict[tuple[str, str], Tally] = {}
     pending: list[tuple[AttemptRecord, Future[Verdict]]] = []
+    left: dict[tuple[str, str, int], dict[str, str] | None] = {}  # a chain's files so far
     for record in store.attempts():
         stage = _stage(record)
         tally = tallies.setdefault((record.model, stage), Tally(record.model, stage))
+        chain = (record.model, record.task_id, record.sample)
+        before = left.get(chain)
+        if record.files is not None:
+            left[chain] = record.files
         if record.outcome is Outcome.INFRA_ERROR or record.task_id not in tasks:
             tally.not_rejudged += 1
             continue
-        candidate = Candidate(record.raw_response, record.code)
-        pending.append((record, pool.submit(candidate, tasks[record.task_id], profile)))
+        task = tasks[record.task_id]
+        if isinstance(task, WorkspaceTask):
+            _, future = submit(pool, profile, edit_format, task, record.raw_response, before)
+        else:
+            future = pool.submit(Candidate(record.raw_response, record.code), task, profile)
+        pending.append((record, future))
     differences = []
     for record, future in pending:
         verdict = verdict_of(future)

@@ -1,52 +1,29 @@
-"""`codetrial check FILE --task ID`: judge a code file without any model."""
+"""`codetrial check`: judge a file, or every task's reference, without any model."""
 
 from __future__ import annotations
 
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from codetrial.cli.options import DataFile, Gate, Timeout, UnsafeHostExec
+from codetrial.cli.options import DataFile, Gate, UnsafeHostExec, Workers
 from codetrial.cli.views import console
-from codetrial.config import Limits
+from codetrial.config import FUNCTION_DEFAULTS, WORKSPACE_DEFAULTS, Limits
+from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
-from codetrial.extract import extract
-from codetrial.gate import get_profile
-from codetrial.records import Outcome
-from codetrial.sandbox import open_sandbox
-from codetrial.tasks import load_suite
-from codetrial.verdict import judge
+from codetrial.gate import Profile, get_profile
+from codetrial.pipeline import submit, verdict_of
+from codetrial.records import Candidate, Outcome, Verdict
+from codetrial.tasks import AnyTask, WorkspaceTask, gate_for, load_suite
+from codetrial.verdict.pool import JudgePool
 
 
-def check(
-    file: Annotated[Path, typer.Argument(help="a Python file, or a model response")],
-    task: Annotated[str, typer.Option("--task", help="the task id to judge it against")],
-    suite: Annotated[str, typer.Option(help="built-in suite, benchmark or path")] = "contracts10",
-    data: DataFile = None,
-    gate: Gate = None,
-    timeout: Timeout = 10.0,
-    unsafe_host_exec: UnsafeHostExec = False,
-) -> None:
-    """Extract the code from FILE as `run` does, run the gate and the task's tests on
-    it; exit 0 only when it passes."""
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read {file}: {exc}") from exc
-    (the_task,) = load_suite(suite, [task], data)
-    profile = get_profile(gate or the_task.policy)
-    limits = Limits(timeout_s=timeout, cpu_s=max(1, int(timeout)))
-    sandbox = open_sandbox(limits, unsafe_host_exec)
-    try:
-        isolation = sandbox.isolation
-        verdict = judge(extract(text, the_task.entry_point), the_task, profile, sandbox, limits)
-    finally:
-        sandbox.close()
-    console.print(f"isolation: {isolation}  gate: {profile.name}", highlight=False)
+def _show(task_id: str, verdict: Verdict) -> None:
     style = "green" if verdict.outcome is Outcome.PASSED else "red"
-    console.print(f"{task}: [bold {style}]{verdict.outcome.value}[/] {verdict.detail}")
+    console.print(f"{task_id}: [bold {style}]{verdict.outcome.value}[/] {verdict.detail}")
     if verdict.tests:
         table = Table()
         for header in ("test", "visibility", "outcome", "exception"):
@@ -57,4 +34,105 @@ def check(
     if verdict.outcome is not Outcome.PASSED:
         output = verdict.hidden_output or verdict.visible_output
         console.print(output, markup=False, highlight=False)
-    raise typer.Exit(0 if verdict.outcome is Outcome.PASSED else 1)
+
+
+_Checks = list[tuple[str, Future[Verdict] | None, Future[Verdict] | None]]
+
+
+def _references(tasks: list[AnyTask], pool: JudgePool, profile: Profile) -> _Checks:
+    """Per task: the verdict on its reference (None without one) and, for a workspace
+    task, on its files as the model first sees them."""
+    checks: _Checks = []
+    for task in tasks:
+        if isinstance(task, WorkspaceTask):
+            start = pool.submit_workspace(dict(task.files), task)
+            reference = None
+            if task.reference:
+                reference = pool.submit_workspace(dict(task.files) | dict(task.reference), task)
+            checks.append((task.id, reference, start))
+        elif task.reference is not None:
+            candidate = Candidate(task.reference, task.reference)
+            checks.append((task.id, pool.submit(candidate, task, profile), None))
+        else:
+            checks.append((task.id, None, None))
+    return checks
+
+
+def _check_references(tasks: list[AnyTask], pool: JudgePool, profile: Profile) -> bool:
+    table = Table(title="References and starting files")
+    for header in ("task", "reference", "files as given"):
+        table.add_column(header)
+    sound = True
+    for task_id, reference, start in _references(tasks, pool, profile):
+        cells = []
+        if reference is None:
+            cells.append("[dim]no reference[/]")
+        else:
+            outcome = verdict_of(reference).outcome
+            sound &= outcome is Outcome.PASSED
+            cells.append(f"[{'green' if outcome is Outcome.PASSED else 'red'}]{outcome.value}[/]")
+        if start is None:
+            cells.append("")
+        else:
+            outcome = verdict_of(start).outcome
+            sound &= outcome is not Outcome.PASSED
+            cells.append(f"[{'red' if outcome is Outcome.PASSED else 'green'}]{outcome.value}[/]")
+        table.add_row(task_id, *cells)
+    console.print(table)
+    return sound
+
+
+def check(
+    file: Annotated[
+        Path | None, typer.Argument(help="a Python file, or a model's response")
+    ] = None,
+    task: Annotated[
+        str | None, typer.Option("--task", help="the task id to judge FILE against")
+    ] = None,
+    references: Annotated[
+        bool, typer.Option(help="judge every task's reference instead of a file")
+    ] = False,
+    suite: Annotated[str, typer.Option(help="built-in suite, benchmark or path")] = "contracts10",
+    data: DataFile = None,
+    edit_format: Annotated[
+        str, typer.Option(help="workspace tasks: the format of FILE (whole, diff, udiff)")
+    ] = "whole",
+    gate: Gate = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="wall seconds per test run (default 10; 60 for workspace tasks)"),
+    ] = None,
+    workers: Workers = 1,
+    unsafe_host_exec: UnsafeHostExec = False,
+) -> None:
+    """Judge FILE against --task as `run` judges a response (its code extracted, or its
+    edit applied to a workspace task's files); exit 0 only when it passes. With
+    --references, judge every task's reference solution and, for workspace tasks, the
+    files as given; exit 0 only when every reference passes and no starting files do."""
+    if references == (file is not None) or (file is not None and task is None):
+        raise ConfigError("give FILE with --task ID, or --references")
+    tasks = load_suite(suite, [task] if task else None, data)
+    workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
+    profile = get_profile(gate_for(tasks, gate))
+    text = ""
+    if file is not None:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"cannot read {file}: {exc}") from exc
+    defaults = WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS
+    limits = Limits.validated(defaults.timeout_s if timeout is None else timeout)
+    pool = JudgePool(workers, limits, unsafe_host_exec)
+    try:
+        console.print(f"isolation: {pool.isolation}  gate: {profile.name}", highlight=False)
+        if references:
+            passed = _check_references(tasks, pool, profile)
+        else:
+            (the_task,) = tasks
+            _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), the_task, text)
+            verdict = verdict_of(future)
+            _show(the_task.id, verdict)
+            passed = verdict.outcome is Outcome.PASSED
+    finally:
+        pool.close()
+    raise typer.Exit(0 if passed else 1)

@@ -7,7 +7,10 @@ from typing import Annotated
 
 import typer
 
-DataFile = Annotated[Path | None, typer.Option(help="data file for humaneval+/mbpp/mbpp+")]
+DataFile = Annotated[
+    Path | None,
+    typer.Option(help="data file (humaneval+, mbpp, mbpp+) or folder (polyglot-python)"),
+]
 Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
 Timeout = Annotated[float, typer.Option(help="wall seconds per test run")]
 Gate = Annotated[

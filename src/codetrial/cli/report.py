@@ -7,7 +7,13 @@ from typing import Annotated
 
 import typer
 
-from codetrial.cli.views import console, matrix_table, pass_at_k_table, results_table
+from codetrial.cli.views import (
+    console,
+    edit_table,
+    matrix_table,
+    pass_at_k_table,
+    results_table,
+)
 from codetrial.report import figures, write_reports
 from codetrial.store import RunStore
 
@@ -22,6 +28,8 @@ def show(store: RunStore) -> Path:
         console.print(matrix_table(computed.results, models, task_ids))
     console.print(results_table(computed.rows))
     console.print(pass_at_k_table(computed.pass_at_k))
+    if computed.edits:
+        console.print(edit_table(computed.edits))
     console.print(f"report: {path}", soft_wrap=True, highlight=False)
     return path
 

@@ -16,6 +16,7 @@ from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
 from codetrial.rerun import Rerun, rerun
 from codetrial.store import RunStore
+from codetrial.tasks import gate_for
 from codetrial.verdict.pool import JudgePool
 
 
@@ -47,7 +48,7 @@ def rerun_command(
             )
         except ValueError as exc:
             raise ConfigError(f"invalid limit: {exc}") from exc
-        profile = get_profile(gate or config.gate_profile)
+        profile = get_profile(gate_for(store.tasks(), gate or config.gate_profile))
         pool = JudgePool(workers, limits, unsafe_host_exec)
         try:
             result = rerun(store, profile, pool)

@@ -15,21 +15,62 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from codetrial.cli.options import DataFile, Gate, RunsDir, Timeout, UnsafeHostExec, Workers
+from codetrial.cli.options import DataFile, Gate, RunsDir, UnsafeHostExec, Workers
 from codetrial.cli.report import show
 from codetrial.cli.views import console
-from codetrial.config import RunConfig, endpoints_from_env
+from codetrial.config import (
+    FUNCTION_DEFAULTS,
+    WORKSPACE_DEFAULTS,
+    Limits,
+    RunConfig,
+    endpoints_from_env,
+)
+from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
 from codetrial.gate import get_profile
 from codetrial.models import Backend, create_backend
-from codetrial.pipeline import Trial, run_trial
-from codetrial.prompts import system_message, template_hashes
+from codetrial.pipeline import Trial, run_trial, system_of
+from codetrial.prompts import TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
 from codetrial.records import AttemptRecord
 from codetrial.store import RunStore, new_manifest, new_run_id
-from codetrial.tasks import Task, load_suite
+from codetrial.tasks import AnyTask, WorkspaceTask, gate_for, load_suite
 from codetrial.verdict.pool import JudgePool
 
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
+
+
+def _shape_conditions(
+    tasks: list[AnyTask], suite: str, edit_format: str | None, gate: str | None,
+    timeout: float | None, cpu_time: int | None, tries: int | None,
+    repair_attempts: int | None, num_ctx: int | None, max_tokens: int | None,
+) -> dict[str, object]:  # fmt: skip
+    """The conditions that depend on the suite's shape of task: the edit format, the
+    gate, the defaults of the timeout, the context and the answer's length, and the
+    tries."""
+    workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
+    if edit_format is not None and not workspace:
+        raise ConfigError(f"--edit-format is for workspace tasks; suite {suite!r} has none")
+    if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
+        raise ConfigError(
+            f"--tries {tries} means --repair-attempts {tries - 1}, not {repair_attempts}: "
+            "give one of them"
+        )
+    if tries is not None and tries < 1:
+        raise ConfigError("--tries must be at least 1 (the first try)")
+    defaults = WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS
+    if workspace:
+        edit_format = EDIT_FORMATS.get(edit_format or "whole").name
+    limits = Limits.validated(defaults.timeout_s if timeout is None else timeout, cpu_time)
+    return {
+        "num_ctx": defaults.num_ctx if num_ctx is None else num_ctx,
+        "max_tokens": defaults.max_tokens if max_tokens is None else max_tokens,
+        "edit_format": edit_format,
+        "gate_profile": gate_for(tasks, gate),
+        "repair_attempts": tries - 1 if tries is not None else (
+            1 if repair_attempts is None else repair_attempts
+        ),
+        "limits": limits,
+    }  # fmt: skip
 
 
 def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
@@ -58,10 +99,25 @@ def run(
     temperature: Annotated[float, typer.Option()] = 0.0,
     seed: Annotated[int, typer.Option(help="sample i uses seed + i")] = 42,
     think: Annotated[bool, typer.Option("--think/--no-think")] = False,
-    num_ctx: Annotated[int, typer.Option(help="context window")] = 4096,
-    max_tokens: Annotated[int, typer.Option(help="max new tokens")] = 512,
-    repair_attempts: Annotated[int, typer.Option(help="bounded repair attempts")] = 1,
-    timeout: Timeout = 10.0,
+    num_ctx: Annotated[
+        int | None, typer.Option(help="context window (default 4096; 8192 for workspace tasks)")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="max new tokens (default 512; 2048 for workspace tasks)")
+    ] = None,
+    repair_attempts: Annotated[
+        int | None, typer.Option(help="bounded repair attempts (default 1)")
+    ] = None,
+    tries: Annotated[
+        int | None, typer.Option(help="the first try and its repairs: --repair-attempts + 1")
+    ] = None,
+    edit_format: Annotated[
+        str | None, typer.Option(help="workspace tasks: whole, diff or udiff (default whole)")
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(help="wall seconds per test run (default 10; 60 for workspace tasks)"),
+    ] = None,
     cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
     workers: Workers = 1,
     gate: Gate = None,
@@ -81,28 +137,33 @@ def run(
         tasks = resumed.tasks()
     else:
         tasks = load_suite(suite, task or None, data)[:limit]
+        shaped = _shape_conditions(
+            tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
+            num_ctx, max_tokens,
+        )  # fmt: skip
         config = RunConfig.validated({
             "models": model, "suite": suite, "data": data,
             "task_ids": [t.id for t in tasks] if (task or limit) else [],
             "samples": samples, "temperature": temperature, "seed": seed, "think": think,
-            "num_ctx": num_ctx, "max_tokens": max_tokens, "repair_attempts": repair_attempts,
-            "workers": workers, "gate_profile": gate or tasks[0].policy,
-            "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,
-            "limits": {"timeout_s": timeout, "cpu_s": cpu_time or max(1, int(timeout))},
+            "workers": workers, "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,
+            **shaped,
         })  # fmt: skip
     profile = get_profile(config.gate_profile)
     backends = [create_backend(name, config.endpoints) for name in config.models]
     pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec)
-    system = system_message(profile.allowed, profile.forbidden)
     if resumed is not None:
         store = resumed
         _check_resumable(store, backends)
         store.mark_resumed()
     else:
         run_id = new_run_id(runs_dir, config.suite)
+        templates: tuple[str, ...] = TEMPLATES
+        if config.edit_format is not None:
+            templates = (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
+        system = system_of(config, profile, tasks[0])
         manifest = new_manifest(
             run_id, config, tasks, {b.name: b.conditions() for b in backends},
-            template_hashes(), system.content, pool.isolation,
+            template_hashes(templates), system.content, pool.isolation,
         )  # fmt: skip
         store = RunStore.create(runs_dir / run_id, manifest)
     console.print(f"run directory: {store.run_dir}", soft_wrap=True, highlight=False)
@@ -148,7 +209,7 @@ class _Live:
         )  # fmt: skip
 
 
-def _execute(trial: Trial, tasks: list[Task], backends: list[Backend]) -> None:
+def _execute(trial: Trial, tasks: list[AnyTask], backends: list[Backend]) -> None:
     columns = (
         TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
         TextColumn("passes {task.fields[passes]}"), TextColumn("{task.fields[rate]}"),

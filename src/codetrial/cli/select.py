@@ -33,6 +33,7 @@ from codetrial.select.judging import THRESHOLDS, calibration, quality
 from codetrial.select.pools import entries
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
+from codetrial.tasks import function_tasks
 
 TestsFile = Annotated[
     Path | None, typer.Option(help="generated tests in CodeT's format, instead of asking")
@@ -189,7 +190,7 @@ def judge_eval(
     """How far a judge model can be trusted: its verdicts against the tests'."""
     store = RunStore.open(run_dir)
     try:
-        tasks = store.tasks()
+        tasks = function_tasks(store.tasks(), "codetrial judge-eval")
         everything = [
             e
             for model in store.manifest.config.models

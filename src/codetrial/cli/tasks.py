@@ -10,25 +10,30 @@ from rich.table import Table
 from codetrial.cli.options import DataFile
 from codetrial.cli.views import console
 from codetrial.records import Visibility
-from codetrial.tasks import known_suites, load_suite
+from codetrial.tasks import AnyTask, WorkspaceTask, known_suites, load_suite
+from codetrial.verdict.workspace import expected_tests
+
+
+def _row(task: AnyTask) -> tuple[str, ...]:
+    if isinstance(task, WorkspaceTask):
+        tests = f"{len(expected_tests(task.test_sources))} tests, unseen"
+        return (task.id, "edit " + ", ".join(task.editable), tests,
+                "yes" if task.reference else "no", task.trust)  # fmt: skip
+    visible = len(task.tests_of(Visibility.VISIBLE))
+    hidden = len(task.tests_of(Visibility.HIDDEN))
+    return (task.id, task.signature.source.splitlines()[0].removesuffix(":"),
+            f"{visible} visible, {hidden} hidden", "yes" if task.reference else "no",
+            task.trust)  # fmt: skip
 
 
 def tasks(
-    suite: Annotated[str, typer.Option(help="built-in suite or folder of task folders")] = (
-        "contracts10"
-    ),
+    suite: Annotated[str, typer.Option(help="built-in suite, benchmark or path")] = ("contracts10"),
     data: DataFile = None,
 ) -> None:
     """List the tasks of a suite (built-in suites: see the table title)."""
     table = Table(title=f"{suite} (built-in suites: {', '.join(known_suites())})")
-    for header in ("task", "function", "visible tests", "hidden tests", "reference"):
+    for header in ("task", "asks for", "tests", "reference", "verdict"):
         table.add_column(header)
     for task in load_suite(suite, None, data):
-        table.add_row(
-            task.id,
-            task.signature.source.splitlines()[0].removesuffix(":"),
-            str(len(task.tests_of(Visibility.VISIBLE))),
-            str(len(task.tests_of(Visibility.HIDDEN))),
-            "yes" if task.reference else "no",
-        )
+        table.add_row(*_row(task))
     console.print(table)

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from codetrial.records import TaskResult
-from codetrial.report import ModelSummary, cell
+from codetrial.report import EditSummary, ModelSummary, cell
 from codetrial.report.summary import PassAtK, matrix
 
 console = Console()
@@ -62,4 +62,29 @@ def pass_at_k_table(rows: Sequence[PassAtK]) -> Table:
         for stage, values in (("first", row.first), ("after repair", row.after_repair)):
             cells = [str(values[k]) if values.get(k) else "n/a" for k in ks]
             table.add_row(row.model, str(row.samples), stage, *cells)
+    return table
+
+
+def edit_table(rows: Sequence[EditSummary]) -> Table:
+    """aider's leaderboard columns for workspace tasks, a column per model."""
+    table = Table(title="Workspace tasks, as aider's leaderboard reports them")
+    table.add_column("")
+    for r in rows:
+        table.add_column(f"{r.model}\n{r.edit_format}", justify="right")
+    tries = len(rows[0].pass_after_try) if rows else 0
+    lines: list[tuple[str, list[str]]] = [("cases", [str(r.cases) for r in rows])]
+    lines += [(f"pass rate, try {n + 1} (95% CI)", [str(r.pass_after_try[n]) for r in rows])
+              for n in range(tries)]  # fmt: skip
+    lines += [
+        ("well-formed cases", [f"{100 * r.well_formed:.1f}%" for r in rows]),
+        ("malformed edits", [str(r.malformed_edits) for r in rows]),
+        ("syntax errors", [str(r.syntax_errors) for r in rows]),
+        ("indentation errors", [str(r.indentation_errors) for r in rows]),
+        ("test timeouts", [str(r.timeouts) for r in rows]),
+        ("seconds per case", [f"{r.seconds_per_case:.1f}" for r in rows]),
+        ("prompt tokens", [str(r.prompt_tokens) for r in rows]),
+        ("completion tokens", [str(r.completion_tokens) for r in rows]),
+    ]
+    for label, cells in lines:
+        table.add_row(label, *cells)
     return table

@@ -5,13 +5,23 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
+from collections.abc import Mapping, Sequence
 from importlib import resources
 from string import Template
+from typing import TYPE_CHECKING
 
 from codetrial.records import Message
-from codetrial.tasks import Task
+from codetrial.tasks import Task, WorkspaceTask
+
+if TYPE_CHECKING:
+    from codetrial.edits import EditFormat
 
 TEMPLATES = ("system.md", "task.md", "repair.md")
+WORKSPACE_TEMPLATES = (
+    "workspace_system.md", "workspace_files.md", "workspace_files_reply.md", "workspace_task.md",
+    "workspace_repair.md",
+)  # fmt: skip
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
 
@@ -59,3 +69,61 @@ def judge_messages(task: Task, code: str, shots: int = 0) -> list[Message]:
         question = template.substitute(spec=shot["spec"], code=shot["code"].rstrip())
         messages += [Message("user", question), Message("assistant", shot["answer"])]
     return [*messages, Message("user", template.substitute(spec=task.spec, code=code.rstrip()))]
+
+
+def workspace_system(edit_format: EditFormat) -> Message:
+    """The system message of a workspace task: the role, then how to answer in the format."""
+    text = Template(read_template("workspace_system.md")).substitute(
+        edit_format=edit_format.template.strip()
+    )
+    return Message("system", text)
+
+
+def _fenced(path: str, text: str) -> str:
+    """A file as the `whole` format writes one: its path, then a fence longer than any
+    run of backticks inside it."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    fence = "`" * (longest + 1)
+    language = "python" if path.endswith(".py") else ""
+    body = text if text.endswith("\n") or not text else text + "\n"
+    return f"{path}\n{fence}{language}\n{body}{fence}"
+
+
+def _files_messages(files: Mapping[str, str]) -> list[Message]:
+    """The files as they are now, and the model's acknowledgement, as aider's chat
+    holds them: a conversation whose turns alternate, as every chat template accepts."""
+    shown = "\n\n".join(_fenced(path, text) for path, text in files.items())
+    return [
+        Message("user", Template(read_template("workspace_files.md")).substitute(files=shown)),
+        Message("assistant", read_template("workspace_files_reply.md").strip()),
+    ]
+
+
+def workspace_messages(task: WorkspaceTask, system: Message) -> list[Message]:
+    """The first try, as aider's benchmark asks it: the files as they are, then the
+    instructions and the names of the files to modify."""
+    text = Template(read_template("workspace_task.md")).substitute(
+        instructions=task.instructions.rstrip(), file_list=" ".join(task.editable)
+    )
+    return [system, *_files_messages(dict(task.files)), Message("user", text)]
+
+
+def workspace_repair_messages(
+    task: WorkspaceTask,
+    previous: Sequence[Message],
+    response: str,
+    files: Mapping[str, str],
+    output: str,
+) -> list[Message]:
+    """The next try continues the conversation, as aider's benchmark does: the earlier
+    requests and answers, the files as the last answer left them, then the test output
+    and the request to fix the code. `previous` is the last try's messages, which end
+    with that try's files, their acknowledgement and its request."""
+    system, *history, _files, _reply, request = previous
+    text = Template(read_template("workspace_repair.md")).substitute(
+        output=output.rstrip(), file_list=" ".join(task.editable)
+    )
+    return [
+        system, *history, request, Message("assistant", response), *_files_messages(files),
+        Message("user", text),
+    ]  # fmt: skip

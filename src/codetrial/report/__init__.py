@@ -20,19 +20,23 @@ from codetrial.report.charts import (
     strategy_bars,
 )
 from codetrial.report.summary import (
+    EditSummary,
     ModelSummary,
     PassAtK,
     cell,
+    edit_summaries,
     matrix,
     pass_at_k_rows,
     summarize,
 )
 from codetrial.store import RunStore
-from codetrial.store.artifacts import read_json, slug, write_atomic
+from codetrial.store.artifacts import changes, read_json, slug, write_atomic
 
 SELECTION = "selection.json"
 JUDGE_EVAL = "judge_eval.json"
-__all__ = ["Figures", "ModelSummary", "cell", "figures", "summarize", "write_reports"]
+__all__ = [
+    "EditSummary", "Figures", "ModelSummary", "cell", "figures", "summarize", "write_reports"
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -42,15 +46,24 @@ class Figures:
     results: list[TaskResult]
     rows: list[ModelSummary]
     pass_at_k: list[PassAtK]
+    edits: list[EditSummary]
 
 
 def figures(store: RunStore) -> Figures:
-    models = store.manifest.config.models
+    manifest = store.manifest
+    config = manifest.config
     results = store.task_results()
     return Figures(
         results,
-        summarize(results, models),
-        pass_at_k_rows(results, models, list(store.manifest.task_sha256)),
+        summarize(results, config.models),
+        pass_at_k_rows(results, config.models, list(manifest.task_sha256)),
+        edit_summaries(
+            results,
+            config.models,
+            set(manifest.workspaces),
+            config.edit_format or "",
+            config.repair_attempts + 1,
+        ),
     )
 
 
@@ -99,9 +112,13 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "pass_at_k_chart": pass_at_k_bars(pass_at_k) if pass_at_k else "",
         "outcome_chart": outcome_breakdown(breakdown) if results else "",
         "results": [r for r in results if r.sample == 0],
+        "edits": figures.edits,
+        "workspaces": manifest.workspaces,
+        "trust": manifest.trust,
         "cell": cell,
         "slug": slug,
         "diff": _diff,
+        "changes": changes,
     }
 
 
@@ -119,6 +136,7 @@ def write_results(store: RunStore, figures: Figures) -> Path:
         "manifest": json.loads(store.manifest.model_dump_json()),
         "summary": [row.as_dict() for row in figures.rows],
         "pass_at_k": [row.as_dict() for row in figures.pass_at_k],
+        "edits": [row.as_dict() for row in figures.edits],
         "tasks": [
             {
                 "model": r.model,

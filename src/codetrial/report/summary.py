@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from codetrial.metrics import Estimate, ks_for, pass_at_k_table
-from codetrial.records import Outcome, TaskResult
+from codetrial.metrics import Estimate, bootstrap, ks_for, pass_at_k_table
+from codetrial.records import AttemptRecord, Outcome, TaskResult
 
 
 @dataclass(frozen=True)
@@ -106,6 +106,88 @@ def pass_at_k_rows(
                 samples=samples,
                 first=pass_at_k_table([(len(first[t]), sum(first[t])) for t in present], ks),
                 after_repair=pass_at_k_table([(len(final[t]), sum(final[t])) for t in present], ks),
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class EditSummary:
+    """aider's leaderboard columns for one model's workspace tasks (each task's first
+    sample): the pass rate after each try, with a 95% bootstrap interval over tasks;
+    cases none of whose responses was a malformed edit; malformed responses; tries
+    whose files did not compile, as a SyntaxError or as an IndentationError (TabError
+    among them); test runs stopped by the timeout; generation seconds and tokens,
+    summed over tries."""
+
+    model: str
+    edit_format: str
+    cases: int
+    pass_after_try: list[Estimate]
+    well_formed_cases: int
+    malformed_edits: int
+    syntax_errors: int
+    indentation_errors: int
+    timeouts: int
+    generation_s: float
+    prompt_tokens: int
+    completion_tokens: int
+
+    @property
+    def well_formed(self) -> float:
+        return self.well_formed_cases / self.cases
+
+    @property
+    def seconds_per_case(self) -> float:
+        return self.generation_s / self.cases
+
+    def as_dict(self) -> dict[str, object]:
+        figures = asdict(self)
+        figures["pass_after_try"] = [e.as_dict() for e in self.pass_after_try]
+        return {**figures, "well_formed": self.well_formed,
+                "seconds_per_case": self.seconds_per_case}  # fmt: skip
+
+
+def _syntax(attempt: AttemptRecord, *names: str) -> bool:
+    return attempt.outcome is Outcome.SYNTAX_ERROR and attempt.detail.startswith(
+        tuple(f"{name}:" for name in names)
+    )
+
+
+def edit_summaries(
+    results: Sequence[TaskResult], models: Sequence[str], workspace_ids: set[str],
+    edit_format: str, tries: int,
+) -> list[EditSummary]:  # fmt: skip
+    """One EditSummary per model that tried workspace tasks."""
+    rows = []
+    for model in models:
+        mine = [r for r in results
+                if r.model == model and r.sample == 0 and r.task_id in workspace_ids]  # fmt: skip
+        if not mine:
+            continue
+        chains = [(r.first, *r.repairs) for r in mine]
+        attempts = [a for chain in chains for a in chain]
+        rows.append(
+            EditSummary(
+                model=model,
+                edit_format=edit_format,
+                cases=len(mine),
+                pass_after_try=[
+                    bootstrap([any(a.passed for a in chain[:n]) for chain in chains])
+                    for n in range(1, tries + 1)
+                ],
+                well_formed_cases=sum(
+                    all(a.outcome is not Outcome.MALFORMED_EDIT for a in chain) for chain in chains
+                ),
+                malformed_edits=sum(a.outcome is Outcome.MALFORMED_EDIT for a in attempts),
+                syntax_errors=sum(_syntax(a, "SyntaxError") for a in attempts),
+                indentation_errors=sum(
+                    _syntax(a, "IndentationError", "TabError") for a in attempts
+                ),
+                timeouts=sum(a.outcome is Outcome.TIMEOUT for a in attempts),
+                generation_s=sum(a.generation_s for a in attempts),
+                prompt_tokens=sum(a.prompt_tokens or 0 for a in attempts),
+                completion_tokens=sum(a.completion_tokens or 0 for a in attempts),
             )
         )
     return rows

@@ -6,7 +6,8 @@ callbacks into them), so the verdict can only be as honest as that process. What
 does to make forging hard:
 
 - the test files come from pristine copies sent by the trusted side and are imported
-  from memory, never from the workspace, which the candidate can write;
+  from memory (their lines are given to `linecache`, so tracebacks quote them), never
+  from the workspace, which the candidate can write;
 - the channel to the trusted side (a descriptor the server opened) and the run's
   nonce are in hand before any candidate code is imported; every record carries the
   nonce; the run ends with an end record and `os._exit`, so neither a candidate's
@@ -30,6 +31,7 @@ import builtins
 import importlib
 import importlib.machinery
 import json
+import linecache
 import os
 import sys
 import time
@@ -63,6 +65,7 @@ class _Pristine:
     def exec_module(self, module: types.ModuleType) -> None:
         path, text = self.sources[module.__name__]
         module.__file__ = path
+        linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
         exec(compile(text, path, "exec"), module.__dict__)
 
 
@@ -153,7 +156,7 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
         try:
             module = importlib.import_module(_module_name(path))
         except BaseException as exc:  # the candidate's import may raise anything
-            channel.send({"collection_error": path, "trace": trace(_format(exc))})
+            channel.send({"collection_error": path, "trace": trace(_format(exc, workspace))})
             continue
         for test_id, case in _cases(unittest, module, path):
             record = _run_one(unittest, case)
@@ -168,8 +171,14 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
     os._exit(0)
 
 
-def _format(exc: BaseException) -> str:
+def _format(exc: BaseException, workspace: str) -> str:
+    """The exception as Python prints it, with only the frames of the workspace's
+    files and the test files: the import machinery's and this runner's left out."""
     import traceback
 
-    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__.tb_next
-                                              if exc.__traceback__ else None))  # fmt: skip
+    shown = traceback.TracebackException.from_exception(exc)
+    shown.stack = traceback.StackSummary.from_list(
+        [frame for frame in shown.stack
+         if not frame.filename.startswith(("/", "<")) or frame.filename.startswith(workspace)]
+    )  # fmt: skip
+    return "".join(shown.format())

@@ -27,7 +27,7 @@ from codetrial.select.judging import judge_entries
 from codetrial.select.pools import build, entries
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
-from codetrial.tasks import Task
+from codetrial.tasks import Task, function_tasks
 from codetrial.verdict.pool import JudgePool
 
 Advance = Callable[[int], None]
@@ -127,7 +127,7 @@ def gather(
     need. A task whose generated tests do not compile as one test function, the way
     CodeT runs them, gets no test evidence (CodeT falls back to a random pick there)."""
     wanted = needs(names)
-    tasks = store.tasks()
+    tasks = function_tasks(store.tasks(), "codetrial select")
     folder = store.run_dir / "selection"
     folder.mkdir(exist_ok=True)
     gathered = []

@@ -10,6 +10,7 @@ default, marks a database written before stores carried a number.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from codetrial.store.manifest import (
     task_digest,
     unreadable_run,
 )
-from codetrial.tasks import Task, load_suite
+from codetrial.tasks import AnyTask, load_suite
 
 __all__ = ["SCHEMA_VERSION", "Manifest", "RunStore", "new_manifest", "new_run_id", "task_digest"]
 
@@ -132,7 +133,7 @@ class RunStore:
             )
         return cls(run_dir, manifest, _database(database, manifest, new=False))
 
-    def tasks(self) -> list[Task]:
+    def tasks(self) -> list[AnyTask]:
         """The run's tasks, loaded again; a ConfigError when the spec or the tests of
         any changed since the run, whose results hold only for what it was judged by."""
         config = self.manifest.config
@@ -151,10 +152,12 @@ class RunStore:
         )
         write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2))
 
-    def save(self, task: Task, record: AttemptRecord) -> None:
+    def save(self, task: AnyTask, record: AttemptRecord) -> None:
         self.save_many([(task, record)])
 
-    def save_many(self, items: list[tuple[Task, AttemptRecord]], artifacts: bool = True) -> None:
+    def save_many(
+        self, items: Sequence[tuple[AnyTask, AttemptRecord]], artifacts: bool = True
+    ) -> None:
         """Artifacts first, then every row in one transaction."""
         if artifacts:
             for task, record in items:

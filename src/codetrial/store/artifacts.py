@@ -1,19 +1,25 @@
 """The artifact tree: generated_code/<model>/<task>/ with code, tests and raw outputs.
 
+A workspace attempt keeps its files as `files_<label>/<path>` and their changes
+against the task's starting files as `changes_<label>.diff` (a response whose edit
+could not be applied changed nothing: its files are those the try before left).
+
 Files are written atomically (temporary file, then rename), so a crash leaves either
 the old file or the new one.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from codetrial.records import AttemptRecord, Visibility
-from codetrial.tasks import Task
+from codetrial.tasks import AnyTask, WorkspaceTask
 
 
 def slug(name: str) -> str:
@@ -51,7 +57,21 @@ def task_dir(run_dir: Path, model: str, task_id: str) -> Path:
     return run_dir / "generated_code" / slug(model) / slug(task_id)
 
 
-def write_attempt(run_dir: Path, task: Task, record: AttemptRecord) -> None:
+def changes(before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    """A unified diff, file by file, of what `after` changed in `before` (path -> text)."""
+    parts: list[str] = []
+    for path in sorted(before.keys() | after.keys()):
+        old, new = before.get(path, ""), after.get(path, "")
+        if old != new:
+            lines = difflib.unified_diff(
+                old.splitlines(keepends=True), new.splitlines(keepends=True),
+                f"a/{path}" if path in before else "/dev/null", f"b/{path}",
+            )  # fmt: skip
+            parts.extend(lines)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in parts)
+
+
+def write_attempt(run_dir: Path, task: AnyTask, record: AttemptRecord) -> None:
     folder = task_dir(run_dir, record.model, task.id)
     label = attempt_label(record.attempt, record.sample)
     write_atomic(folder / f"response_{label}.txt", record.raw_response)
@@ -61,9 +81,21 @@ def write_attempt(run_dir: Path, task: Task, record: AttemptRecord) -> None:
         "\n\n# hidden tests\n" + record.hidden_output if record.hidden_output else ""
     )
     write_atomic(folder / f"test_output_{label}.txt", output or record.detail)
-    if record.attempt == 0 and record.sample == 0:
+    if isinstance(task, WorkspaceTask):
+        _write_workspace(folder, label, task, record)
+    elif record.attempt == 0 and record.sample == 0:
         visible = "\n\n".join(t.source for t in task.tests_of(Visibility.VISIBLE))
         write_atomic(folder / "test_candidate.py", visible)
         hidden = task.tests_of(Visibility.HIDDEN)
         if hidden:
             write_atomic(folder / "test_hidden.py", "\n\n".join(t.source for t in hidden))
+
+
+def _write_workspace(folder: Path, label: str, task: WorkspaceTask, record: AttemptRecord) -> None:
+    if record.files is not None:
+        for path, text in record.files.items():
+            write_atomic(folder / f"files_{label}" / path, text)
+        write_atomic(folder / f"changes_{label}.diff", changes(dict(task.files), record.files))
+    if record.attempt == 0 and record.sample == 0:
+        for test in task.tests:
+            write_atomic(folder / "tests" / test.name, test.source)

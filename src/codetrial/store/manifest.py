@@ -12,6 +12,7 @@ import hashlib
 import json
 import platform
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from codetrial import __version__
 from codetrial.config import RunConfig
 from codetrial.errors import StoreError
-from codetrial.tasks import Task
+from codetrial.tasks import AnyTask, WorkspaceTask
 
 SCHEMA_VERSION = 1
 _NOT_A_MANIFEST = (
@@ -44,6 +45,8 @@ class Manifest(BaseModel):
     isolation: str
     suite: str
     task_sha256: dict[str, str]
+    trust: dict[str, str] = {}  # task id -> where its verdict is decided
+    workspaces: dict[str, dict[str, str]] = {}  # workspace task id -> its files at the start
     resumed_at: list[str] = []
 
 
@@ -51,9 +54,14 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def task_digest(task: Task) -> str:
-    """Changes whenever the spec, the signature or any test of the task changes."""
-    digest = hashlib.sha256(task.spec.encode())
+def task_digest(task: AnyTask) -> str:
+    """Changes whenever what the model is shown (the spec and signature, or the
+    instructions and files) or any test of the task changes."""
+    if isinstance(task, WorkspaceTask):
+        shown = json.dumps([task.instructions, task.files, task.editable])
+        digest = hashlib.sha256(shown.encode())
+    else:
+        digest = hashlib.sha256(task.spec.encode())
     for test in task.tests:
         digest.update(f"\0{test.visibility}:{test.name}\0{test.source}".encode())
     return digest.hexdigest()
@@ -68,7 +76,7 @@ def host_conditions() -> tuple[str, str]:
 def new_manifest(
     run_id: str,
     config: RunConfig,
-    tasks: list[Task],
+    tasks: Sequence[AnyTask],
     backends: dict[str, dict[str, str]],
     prompts: dict[str, str],
     system_prompt: str,
@@ -90,6 +98,8 @@ def new_manifest(
         isolation=isolation,
         suite=tasks[0].suite if tasks else config.suite,
         task_sha256={t.id: task_digest(t) for t in tasks},
+        trust={t.id: t.trust for t in tasks},
+        workspaces={t.id: dict(t.files) for t in tasks if isinstance(t, WorkspaceTask)},
     )
 
 

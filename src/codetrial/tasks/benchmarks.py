@@ -15,6 +15,7 @@ from typing import Any
 
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
+from codetrial.tasks.files import parsed
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
 
@@ -23,16 +24,6 @@ EXPECTED_FILES = {
     "mbpp": "mbpp.jsonl (the original MBPP, with text, code, test_list)",
     "mbpp+": "MbppPlus.jsonl (or .jsonl.gz), from EvalPlus",
 }
-
-
-def parsed(source: str, where: str) -> ast.Module:
-    """The source's syntax tree; a TaskFormatError names the place and the line."""
-    try:
-        return ast.parse(source)
-    except SyntaxError as exc:
-        raise TaskFormatError(
-            f"{where}, line {exc.lineno}: not valid Python ({exc.msg}); fix the task's file"
-        ) from exc
 
 
 def _test_code(source: str, entry_point: str, where: str, field: str = "test") -> TestFile:

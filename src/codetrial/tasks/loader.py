@@ -1,8 +1,9 @@
 """Load tasks from folders: built-in suites ship in the same format a user writes.
 
-A task folder holds `spec.md` (with one ```python block giving the signature),
-`test_*.py` (visible tests), optionally `hidden/test_*.py` and `reference.py`.
-A suite is a folder of task folders.
+A function task's folder holds `spec.md` (with one ```python block giving the
+signature), `test_*.py` (visible tests), optionally `hidden/test_*.py` and
+`reference.py`. A workspace task's folder is an Exercism exercise (see
+`codetrial.tasks.workspace`). A suite is a folder of task folders of one kind.
 """
 
 from __future__ import annotations
@@ -11,21 +12,20 @@ import ast
 import functools
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
-from codetrial.errors import TaskFormatError
+from codetrial.errors import ConfigError, TaskFormatError
 from codetrial.records import Visibility
 from codetrial.registry import Registry
-from codetrial.tasks.benchmarks import (
-    EXPECTED_FILES,
-    load_benchmark_file,
-    load_humaneval,
-    parsed,
-)
+from codetrial.tasks.benchmarks import EXPECTED_FILES, load_benchmark_file, load_humaneval
+from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
+from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
+
+AnyTask = Task | WorkspaceTask
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _TITLE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
@@ -37,16 +37,6 @@ def _suites_root() -> Path:
 
 def known_suites() -> list[str]:
     return sorted(p.name for p in _suites_root().iterdir() if p.is_dir() and p.name[0] != "_")
-
-
-def read_task_file(path: Path) -> str:
-    """A task file's text; a TaskFormatError names the file when it cannot be read."""
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise TaskFormatError(f"{path}: not UTF-8 text ({exc.reason})") from exc
-    except OSError as exc:
-        raise TaskFormatError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
 
 
 def _imports(tree: ast.Module, entry_point: str) -> bool:
@@ -117,8 +107,10 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
     )
 
 
-def _load_folder_suite(root: Path) -> list[Task]:
-    tasks = [
+def _load_folder_suite(root: Path) -> list[AnyTask]:
+    if exercise_folders(root):
+        return list(load_exercism(root, root.name))
+    tasks: list[AnyTask] = [
         load_folder(p, suite=root.name)
         for p in sorted(root.iterdir())
         if p.is_dir() and p.name[0] not in "._"
@@ -166,17 +158,28 @@ def _write_task_folder(folder: Path, record: dict[str, object]) -> None:
         (folder / "reference.py").write_text(str(record["reference"]), encoding="utf-8")
 
 
-Source = Callable[[Path | None], list[Task]]
+def _load_polyglot(data: Path | None) -> list[WorkspaceTask]:
+    if data is None:
+        raise TaskFormatError(
+            "suite 'polyglot-python' needs --data PATH pointing at the aider polyglot "
+            "benchmark's Python exercises: a checkout of the benchmark, or its "
+            "python/exercises/practice folder"
+        )
+    return load_exercism(data, "polyglot-python")
+
+
+Source = Callable[[Path | None], Sequence[AnyTask]]
 SOURCES: Registry[Source] = Registry("suite")
 SOURCES.register("humaneval", lambda data: load_humaneval())
 for _suite in EXPECTED_FILES:
     SOURCES.register(_suite, functools.partial(load_benchmark_file, _suite))
+SOURCES.register("polyglot-python", _load_polyglot)
 
 
-def _load_source(name: str, data: Path | None) -> list[Task]:
+def _load_source(name: str, data: Path | None) -> list[AnyTask]:
     """A registered source, a built-in folder suite, or a path."""
     if name in SOURCES:
-        return SOURCES.get(name)(data)
+        return list(SOURCES.get(name)(data))
     builtin = _suites_root() / name
     if builtin.is_dir():
         return _load_folder_suite(builtin)
@@ -184,7 +187,7 @@ def _load_source(name: str, data: Path | None) -> list[Task]:
     if path.is_dir():
         return _load_folder_suite(path)
     if path.is_file() and path.suffix == ".jsonl":
-        return _load_jsonl_suite(path)
+        return list(_load_jsonl_suite(path))
     raise TaskFormatError(
         f"{SOURCES.unknown(name, [*known_suites(), *SOURCES.names()])}; "
         "or pass the path of a folder of task folders or of a JSONL of tasks"
@@ -193,8 +196,9 @@ def _load_source(name: str, data: Path | None) -> list[Task]:
 
 def load_suite(
     name: str, task_ids: list[str] | None = None, data: Path | None = None
-) -> list[Task]:
-    """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+ with --data) or path."""
+) -> list[AnyTask]:
+    """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+/polyglot-python with
+    --data) or path."""
     tasks = _load_source(name, data)
     if task_ids:
         by_id = {t.id: t for t in tasks}
@@ -206,3 +210,27 @@ def load_suite(
             )
         tasks = [by_id[t] for t in task_ids]
     return tasks
+
+
+def function_tasks(tasks: Sequence[AnyTask], command: str) -> list[Task]:
+    """`tasks`, for a command that takes function tasks only; a ConfigError says so
+    when they are workspace tasks."""
+    if any(isinstance(t, WorkspaceTask) for t in tasks):
+        raise ConfigError(
+            f"{command} takes function tasks; suite {tasks[0].suite!r} holds workspace tasks "
+            "(files edited in an edit format): try them with `codetrial run`"
+        )
+    return [t for t in tasks if isinstance(t, Task)]
+
+
+def gate_for(tasks: Sequence[AnyTask], gate: str | None) -> str:
+    """The gate profile to judge `tasks` with: `gate`, else the tasks' own. Workspace
+    tasks take only "off": their files are modules with classes and state, which the
+    function profiles forbid; the sandbox is their boundary."""
+    if any(isinstance(t, WorkspaceTask) for t in tasks) and gate not in (None, "off"):
+        raise ConfigError(
+            f"suite {tasks[0].suite!r} holds workspace tasks, whose files are modules with "
+            "classes and state that the function gate profiles forbid: judge them with "
+            "--gate off (the sandbox is their boundary)"
+        )
+    return gate or tasks[0].policy

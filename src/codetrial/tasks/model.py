@@ -69,6 +69,7 @@ class Task:
     context: str = ""
     prompt: str = ""
     policy: str = "builtins-only"
+    trust: ClassVar[str] = "trusted-side"
 
     @property
     def entry_point(self) -> str:

@@ -15,14 +15,15 @@ task's fault, named before any model is asked.
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
-from codetrial.tasks.benchmarks import parsed
-from codetrial.tasks.loader import read_task_file
+from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.model import TestFile
 
 _DOCS = ("introduction.md", "instructions.md", "instructions.append.md")
@@ -43,6 +44,7 @@ class WorkspaceTask:
     tests: tuple[TestFile, ...]
     reference: tuple[tuple[str, str], ...] = ()
     policy: str = "off"
+    trust: ClassVar[str] = "in-sandbox"
 
     @property
     def test_sources(self) -> dict[str, str]:
@@ -58,6 +60,33 @@ def _named(folder: Path, config: dict[str, object], key: str) -> list[str]:
     return [str(name) for name in names]
 
 
+def _no_inherited_cases(tree: ast.Module, modules: set[str], path: Path) -> None:
+    """Refuse a class that derives from a class of another test file: which tests it
+    holds cannot be read from this file's syntax, as the trusted side counts them."""
+    imported = {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom) and node.module in modules
+        for alias in node.names
+    } | {
+        alias.asname or alias.name
+        for node in tree.body
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name in modules
+    }
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for base in node.bases:
+                root = base.value if isinstance(base, ast.Attribute) else base
+                if isinstance(root, ast.Name) and root.id in imported:
+                    raise TaskFormatError(
+                        f"{path}, line {node.lineno}: class {node.name} derives from "
+                        f"{ast.unparse(base)} of another test file; define its tests in this file "
+                        "(a TestCase's tests are counted from its own file)"
+                    )
+
+
 def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
     """One Exercism exercise; a TaskFormatError names the file and what is wrong."""
     config_path = folder / ".meta" / "config.json"
@@ -68,11 +97,12 @@ def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
     if not isinstance(files, dict):
         raise TaskFormatError(f"{config_path}: field 'files' is missing")
     solution, tests = _named(folder, files, "solution"), _named(folder, files, "test")
-    examples = _named(folder, files, "example")
+    examples = _named(folder, files, "example") if "example" in files else []
     test_files = []
+    modules = {name.removesuffix(".py").replace("/", ".") for name in tests}
     for name in tests:
         source = read_task_file(folder / name)
-        parsed(source, str(folder / name))
+        _no_inherited_cases(parsed(source, str(folder / name)), modules, folder / name)
         test_files.append(TestFile(name, source, Visibility.VISIBLE))
     reference: tuple[tuple[str, str], ...] = ()
     if len(examples) == len(solution):
@@ -98,15 +128,23 @@ def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
     )
 
 
-def load_exercism(root: Path, suite: str) -> list[WorkspaceTask]:
-    """Every exercise under `root`: a folder of exercise folders, or a checkout whose
-    exercises are under `exercises/`, `exercises/practice/` or
-    `python/exercises/practice/`."""
+def exercise_folders(root: Path) -> list[Path]:
+    """The exercise folders under `root`: a folder of exercise folders, or a checkout
+    whose exercises are under `exercises/`, `exercises/practice/` or
+    `python/exercises/practice/`; none when it holds no exercise."""
     for layout in _LAYOUTS:
         folder = root / layout
-        found = sorted(p for p in folder.glob("*/.meta/config.json")) if folder.is_dir() else []
+        found = sorted(folder.glob("*/.meta/config.json")) if folder.is_dir() else []
         if found:
-            return [load_exercise(config.parent.parent, suite) for config in found]
+            return [config.parent.parent for config in found]
+    return []
+
+
+def load_exercism(root: Path, suite: str) -> list[WorkspaceTask]:
+    """Every exercise under `root` (see exercise_folders)."""
+    folders = exercise_folders(root)
+    if folders:
+        return [load_exercise(folder, suite) for folder in folders]
     raise TaskFormatError(
         f"{root}: no Exercism exercises here (folders with .meta/config.json); pass the "
         "folder that holds them, e.g. a polyglot benchmark checkout's python/exercises/practice"

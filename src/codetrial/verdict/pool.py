@@ -2,8 +2,9 @@
 
 The threads mostly wait on the sandboxed children, so `--workers N` uses N cores
 for candidate code while the caller keeps generating. A program is judged once per
-task and gate profile: samples drawn at a temperature repeat each other, and the same
-code gets the same verdict (when the sandbox fails to judge it, the next copy tries again).
+task and gate profile, and a workspace's files once per task: samples drawn at a
+temperature repeat each other, and the same code gets the same verdict (when the
+sandbox fails to judge it, the next copy tries again).
 """
 
 from __future__ import annotations
@@ -29,10 +30,12 @@ from codetrial.sandbox import (
     codec,
     open_sandbox,
 )
-from codetrial.tasks import Task
+from codetrial.tasks import Task, WorkspaceTask
 from codetrial.verdict import judge
+from codetrial.verdict.workspace import judge_workspace
 
 TESTS_SLACK_S = 0.1
+_Key = tuple[str, str, str | None]  # task id, gate profile or "workspace", what is judged
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -68,7 +71,7 @@ class JudgePool:
             self.close()
             raise
         self._executor = ThreadPoolExecutor(max_workers=len(self._sandboxes))
-        self._verdicts: dict[tuple[str, str, str | None], Future[Verdict]] = {}
+        self._verdicts: dict[_Key, Future[Verdict]] = {}
         self._lock = threading.Lock()
 
     @property
@@ -91,21 +94,32 @@ class JudgePool:
         with self._borrowed() as sandbox:
             return judge(candidate, task, profile, sandbox, self.limits)
 
+    def _judge_workspace(self, files: dict[str, str], task: WorkspaceTask) -> Verdict:
+        with self._borrowed() as sandbox:
+            return judge_workspace(files, task, sandbox, self.limits)
+
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
         """The candidate's verdict, to come; each call gets a future of its own."""
         key = (task.id, profile.name, candidate.code)
+        return self._shared(key, lambda: self._judge(candidate, task, profile))
+
+    def submit_workspace(self, files: dict[str, str], task: WorkspaceTask) -> Future[Verdict]:
+        """The verdict on the files a workspace candidate leaves, to come."""
+        key = (task.id, "workspace", json.dumps(files, sort_keys=True))
+        return self._shared(key, lambda: self._judge_workspace(files, task))
+
+    def _shared(self, key: _Key, work: Callable[[], Verdict]) -> Future[Verdict]:
+        """A future of the caller's own for the verdict under `key`, judged once."""
         with self._lock:
             shared = self._verdicts.get(key)
             if shared is None:
-                shared = self._executor.submit(self._judge, candidate, task, profile)
+                shared = self._executor.submit(work)
                 self._verdicts[key] = shared
         mine: Future[Verdict] = Future()
         shared.add_done_callback(lambda done: self._settle(key, done, mine))
         return mine
 
-    def _settle(
-        self, key: tuple[str, str, str | None], shared: Future[Verdict], mine: Future[Verdict]
-    ) -> None:
+    def _settle(self, key: _Key, shared: Future[Verdict], mine: Future[Verdict]) -> None:
         if shared.cancelled():
             mine.cancel()
         elif (error := shared.exception()) is not None:
@@ -114,7 +128,7 @@ class JudgePool:
         else:
             mine.set_result(shared.result())
 
-    def _forget(self, key: tuple[str, str, str | None], shared: Future[Verdict]) -> None:
+    def _forget(self, key: _Key, shared: Future[Verdict]) -> None:
         with self._lock:
             if self._verdicts.get(key) is shared:
                 del self._verdicts[key]

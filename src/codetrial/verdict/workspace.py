@@ -37,31 +37,26 @@ _OUTCOMES = frozenset(TestOutcome)
 
 
 def _test_cases(tree: ast.Module) -> dict[str, list[str]]:
-    """Class name -> its test methods, own and inherited, for the file's classes that
-    derive (within the file) from unittest's TestCase."""
+    """Class name -> its test methods, own and inherited from the file's classes, for
+    the file's classes that derive (within the file) from unittest's TestCase: what
+    unittest's loader finds in them, mixins' methods included."""
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-    found: dict[str, list[str]] = {}
 
-    def methods(name: str, seen: frozenset[str]) -> list[str] | None:
-        node = classes[name]
-        inherited: list[str] = []
-        is_case = False
-        for base in node.bases:
+    def methods(name: str, seen: frozenset[str]) -> tuple[bool, set[str]]:
+        is_case, found = False, set[str]()
+        for base in classes[name].bases:
             base_name = ast.unparse(base)
             if base_name in ("unittest.TestCase", "TestCase"):
                 is_case = True
             elif base_name in classes and base_name not in seen:
-                parent = methods(base_name, seen | {name})
-                if parent is not None:
-                    is_case, inherited = True, inherited + parent
-        own = [n.name for n in node.body
-               if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]  # fmt: skip
-        return sorted(set(inherited + own)) if is_case else None
+                base_is_case, inherited = methods(base_name, seen | {name})
+                is_case, found = is_case or base_is_case, found | inherited
+        own = {n.name for n in classes[name].body
+               if isinstance(n, ast.FunctionDef) and n.name.startswith("test")}  # fmt: skip
+        return is_case, found | own
 
-    for name in classes:
-        if (names := methods(name, frozenset())) is not None:
-            found[name] = names
-    return found
+    cases = {name: methods(name, frozenset()) for name in classes}
+    return {name: sorted(names) for name, (is_case, names) in cases.items() if is_case}
 
 
 @functools.cache
@@ -80,7 +75,7 @@ def expected_tests(tests: Mapping[str, str]) -> set[str]:
         expected.update(
             f"{path}::{node.name}" for node in tree.body
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
-            and not node.args.args
+            and not node.args.args and not node.args.posonlyargs
         )  # fmt: skip
     return expected
 
@@ -104,20 +99,25 @@ def _collect(
     problems: list[str] = []
     output: list[str] = []
     ended = False
+    foreign = 0
     for record in run.records():
         if record.get("nonce") != nonce or ended:
-            problems.append("a record that is not this run's runner's")
+            foreign += 1
         elif "test" in record and record.get("outcome") in _OUTCOMES:
             results.append(_result(record))
             if record["outcome"] != TestOutcome.PASSED:
                 output.append(f"FAILED {record['test']}\n{record.get('trace', '')}")
         elif "collection_error" in record:
             problems.append(f"a test file failed to import: {record['collection_error']}")
-            output.append(f"ERROR collecting {record['collection_error']}\n{record.get('trace')}")
+            output.append(
+                f"ERROR collecting {record['collection_error']}\n{record.get('trace', '')}"
+            )
         elif "tampered" in record:
             problems.append(f"the code under test changed the test machinery: {record['tampered']}")
         elif "end" in record:
             ended = True
+    if foreign:
+        problems.append(f"{foreign} record(s) that are not this run's runner's")
     names = [r.name for r in results]
     if len(set(names)) != len(names) or set(names) != expected:
         missing = len(expected - set(names))
@@ -127,46 +127,81 @@ def _collect(
     return results, problems, output
 
 
-def judge_edit(
+def apply_edit(
     response: str,
     task: WorkspaceTask,
     edit_format: EditFormat,
-    sandbox: Sandbox,
-    limits: Limits,
     workspace: Mapping[str, str] | None = None,
-) -> tuple[Verdict, dict[str, str]]:
-    """The verdict on a response in `edit_format`, applied to `workspace` (the task's
-    files, or what an earlier try left), and the workspace after it. A response that
-    cannot be applied is `malformed_edit` with the reason, and changes nothing."""
+) -> tuple[dict[str, str], Verdict | None]:
+    """The files the model may change as `response` in `edit_format` leaves them, applied
+    to `workspace` (those files as an earlier try left them; the task's at first). When
+    it cannot be applied, they stay as they were and the verdict is `malformed_edit`
+    with the reason; otherwise there is no verdict yet."""
     files = dict(task.files if workspace is None else workspace)
     applied = edit_format.apply(response, files, task.editable)
     if isinstance(applied, Malformed):
         message = f"The edit could not be applied ({applied.kind.value}): {applied.reason}"
-        return Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message), files
-    files.update(applied.files)
-    return judge_workspace(files, task, sandbox, limits), files
+        return files, Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message)
+    return files | applied.files, None
+
+
+def _syntax_error(files: Mapping[str, str]) -> str | None:
+    """The first Python file that does not compile, said as Python says it."""
+    for path, text in files.items():
+        if path.endswith(".py"):
+            try:
+                ast.parse(text, path)
+            except SyntaxError as exc:
+                return f"{type(exc).__name__}: {exc.msg} ({path}, line {exc.lineno})"
+            except (RecursionError, MemoryError, ValueError) as exc:  # too deep, or NUL bytes
+                return f"SyntaxError: {path} cannot be compiled ({type(exc).__name__}: {exc})"
+    return None
+
+
+def trimmed(failures: str, tail: str, limit: int = FEEDBACK_CHARS) -> str:
+    """Test output for a model, at most `limit` characters: the failures' lines from
+    the first, as many as fit, with a note of how many were shown, then the `tail`
+    (the problems and the count; its end, when it alone would take half the room)."""
+    if len(tail) > limit // 2:
+        tail = "..." + tail[-(limit // 2 - 3) :]
+    if len(failures) + len(tail) + 1 <= limit:
+        return f"{failures}\n{tail}".strip()
+    lines = failures.splitlines()
+    room = limit - len(tail) - len(f"\n... (cut: {len(lines)} of {len(lines)} lines shown)\n")
+    kept: list[str] = []
+    for line in lines:
+        room -= len(line) + 1
+        if room < 0:
+            break
+        kept.append(line)
+    note = f"... (cut: {len(kept)} of {len(lines)} lines shown)"
+    if not kept:  # a first line longer than the room: its start
+        kept = [lines[0][: max(0, room + len(lines[0]) + 1)]]
+    return "\n".join([*kept, note, tail])
 
 
 def judge_workspace(
     files: Mapping[str, str], task: WorkspaceTask, sandbox: Sandbox, limits: Limits
 ) -> Verdict:
-    """The verdict on a workspace as the candidate left it (path -> text: the task's
-    files with the edited ones replaced)."""
+    """The verdict on the files a candidate leaves (path -> text: the task's files,
+    with what it changed replaced). A Python file that does not compile is a
+    syntax_error found on the trusted side, without running anything."""
+    workspace = dict(task.files) | dict(files)
+    if (error := _syntax_error(workspace)) is not None:
+        return Verdict(Outcome.SYNTAX_ERROR, gate=None, detail=error, feedback=error)
     nonce = secrets.token_hex(16)
     expected = _expected(task.tests)
-    with sandbox.test_run(dict(files), task.test_sources, nonce, limits) as run:
+    with sandbox.test_run(workspace, task.test_sources, nonce, limits) as run:
         results, problems, failures = _collect(run, nonce, expected)
     outcome = classify(run.stop, results, complete=not problems)
     passed = sum(r.outcome is TestOutcome.PASSED for r in results)
-    summary = f"{passed} passed, {len(expected) - passed} failed"
-    output = "\n".join([*failures, *problems, summary])
+    tail = "\n".join([*problems, f"{passed} passed, {len(expected) - passed} failed"])
     detail = f"{run.stop.value}: {run.stop_detail}" if run.stop else ""
-    feedback = None if outcome is Outcome.PASSED else f"{detail}\n{output}".strip()
+    output = "\n".join([*failures, tail])
+    feedback = None
+    if outcome is not Outcome.PASSED:
+        feedback = trimmed("\n".join([detail, *failures]).strip(), tail)
     return Verdict(
-        outcome,
-        gate=None,
-        tests=tuple(results),
-        visible_output=output,
-        detail=detail,
-        feedback=feedback[-FEEDBACK_CHARS:] if feedback else None,
-    )
+        outcome, gate=None, tests=tuple(results), visible_output=output, detail=detail,
+        feedback=feedback,
+    )  # fmt: skip
