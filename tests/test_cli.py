@@ -69,6 +69,16 @@ def test_unknown_model_lists_known_forms(tmp_path: Path) -> None:
     _no_traceback(result)
 
 
+def test_a_run_of_no_task_or_no_time_is_refused(tmp_path: Path) -> None:
+    for option, value, message in (("--limit", "0", "--limit must be at least 1"),
+                                   ("--timeout", "0", "--timeout must be above 0 seconds"),
+                                   ("--tries", "0", "--tries must be at least 1")):  # fmt: skip
+        result = cli("run", "--model", "scripted", option, value, "--runs-dir", tmp_path)
+        assert result.returncode == 2 and message in result.stderr, result.stderr
+        _no_traceback(result)
+    assert not list(tmp_path.iterdir())
+
+
 def test_unknown_task_and_suite(tmp_path: Path) -> None:
     result = cli("run", "--model", "scripted/x.json", "--task", "nope", "--runs-dir", tmp_path)
     assert result.returncode != 0 and "unknown task nope" in result.stderr

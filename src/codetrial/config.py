@@ -50,10 +50,11 @@ class Limits(BaseModel):
     def validated(cls, timeout_s: float, cpu_s: int | None = None) -> Limits:
         """Limits of `timeout_s` wall seconds and `cpu_s` CPU seconds (by default the
         timeout's, at least 1); a ConfigError says what is wrong."""
-        try:
-            return cls(timeout_s=timeout_s, cpu_s=cpu_s or max(1, int(timeout_s)))
-        except ValueError as exc:
-            raise ConfigError(f"bad limits: {exc}") from exc
+        if timeout_s <= 0:
+            raise ConfigError(f"--timeout must be above 0 seconds, not {timeout_s:g}")
+        if cpu_s is not None and cpu_s < 1:
+            raise ConfigError(f"--cpu-time must be at least 1 second, not {cpu_s}")
+        return cls(timeout_s=timeout_s, cpu_s=cpu_s or max(1, int(timeout_s)))
 
 
 class Endpoints(BaseModel):

@@ -136,6 +136,8 @@ def run(
         config = resumed.manifest.config.model_copy(update={"endpoints": endpoints})
         tasks = resumed.tasks()
     else:
+        if limit is not None and limit < 1:
+            raise ConfigError("--limit must be at least 1")
         tasks = load_suite(suite, task or None, data)[:limit]
         shaped = _shape_conditions(
             tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
