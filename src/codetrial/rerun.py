@@ -18,7 +18,7 @@ from codetrial.gate import Profile
 from codetrial.pipeline import edit_format_of, submit, verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
-from codetrial.tasks import WorkspaceTask
+from codetrial.tasks import AnyTask, WorkspaceTask
 from codetrial.verdict.pool import JudgePool
 
 FIRST, REPAIR = "first", "repair"
@@ -91,10 +91,11 @@ def changed_conditions(
     return changed
 
 
-def rerun(store: RunStore, profile: Profile, pool: JudgePool) -> Rerun:
+def rerun(store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[AnyTask]) -> Rerun:
     """Re-judge every stored attempt that was judged (an infrastructure failure never
-    reached the sandbox, so it is counted as not re-judged) and compare verdicts."""
-    tasks = {t.id: t for t in store.tasks()}
+    reached the sandbox, so it is counted as not re-judged) and compare verdicts.
+    `tasks` are the run's, as `store.tasks()` loads them."""
+    by_id = {t.id: t for t in tasks}
     edit_format = edit_format_of(store.manifest.config)
     tallies: dict[tuple[str, str], Tally] = {}
     pending: list[tuple[AttemptRecord, Future[Verdict]]] = []
@@ -106,10 +107,10 @@ def rerun(store: RunStore, profile: Profile, pool: JudgePool) -> Rerun:
         before = left.get(chain)
         if record.files is not None:
             left[chain] = record.files
-        if record.outcome is Outcome.INFRA_ERROR or record.task_id not in tasks:
+        if record.outcome is Outcome.INFRA_ERROR or record.task_id not in by_id:
             tally.not_rejudged += 1
             continue
-        task = tasks[record.task_id]
+        task = by_id[record.task_id]
         if isinstance(task, WorkspaceTask):
             _, future = submit(pool, profile, edit_format, task, record.raw_response, before)
         else:

@@ -11,13 +11,13 @@ from rich.table import Table
 
 from codetrial.cli.options import DataFile, Gate, UnsafeHostExec, Workers
 from codetrial.cli.views import console
-from codetrial.config import FUNCTION_DEFAULTS, WORKSPACE_DEFAULTS, Limits
+from codetrial.config import Limits
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
 from codetrial.pipeline import submit, verdict_of
 from codetrial.records import Candidate, Outcome, Verdict
-from codetrial.tasks import AnyTask, WorkspaceTask, gate_for, load_suite
+from codetrial.tasks import AnyTask, WorkspaceTask, defaults_for, gate_for, load_suite
 from codetrial.verdict.pool import JudgePool
 
 
@@ -112,7 +112,6 @@ def check(
     if references == (file is not None) or (file is not None and task is None):
         raise ConfigError("give FILE with --task ID, or --references")
     tasks = load_suite(suite, [task] if task else None, data)
-    workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
     profile = get_profile(gate_for(tasks, gate))
     text = ""
     if file is not None:
@@ -120,8 +119,7 @@ def check(
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read {file}: {exc}") from exc
-    defaults = WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS
-    limits = Limits.validated(defaults.timeout_s if timeout is None else timeout)
+    limits = Limits.validated(defaults_for(tasks).timeout_s if timeout is None else timeout)
     pool = JudgePool(workers, limits, unsafe_host_exec)
     try:
         console.print(f"isolation: {pool.isolation}  gate: {profile.name}", highlight=False)

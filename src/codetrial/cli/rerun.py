@@ -48,10 +48,11 @@ def rerun_command(
             )
         except ValueError as exc:
             raise ConfigError(f"invalid limit: {exc}") from exc
-        profile = get_profile(gate_for(store.tasks(), gate or config.gate_profile))
+        tasks = store.tasks()
+        profile = get_profile(gate_for(tasks, gate or config.gate_profile))
         pool = JudgePool(workers, limits, unsafe_host_exec)
         try:
-            result = rerun(store, profile, pool)
+            result = rerun(store, profile, pool, tasks)
         finally:
             pool.close()
     finally:

@@ -19,8 +19,6 @@ from codetrial.cli.options import DataFile, Gate, RunsDir, UnsafeHostExec, Worke
 from codetrial.cli.report import show
 from codetrial.cli.views import console
 from codetrial.config import (
-    FUNCTION_DEFAULTS,
-    WORKSPACE_DEFAULTS,
     Limits,
     RunConfig,
     endpoints_from_env,
@@ -33,7 +31,7 @@ from codetrial.pipeline import Trial, run_trial, system_of
 from codetrial.prompts import TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
 from codetrial.records import AttemptRecord
 from codetrial.store import RunStore, new_manifest, new_run_id
-from codetrial.tasks import AnyTask, WorkspaceTask, gate_for, load_suite
+from codetrial.tasks import AnyTask, WorkspaceTask, defaults_for, gate_for, load_suite
 from codetrial.verdict.pool import JudgePool
 
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
@@ -57,7 +55,7 @@ def _shape_conditions(
         )
     if tries is not None and tries < 1:
         raise ConfigError("--tries must be at least 1 (the first try)")
-    defaults = WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS
+    defaults = defaults_for(tasks)
     if workspace:
         edit_format = EDIT_FORMATS.get(edit_format or "whole").name
     limits = Limits.validated(defaults.timeout_s if timeout is None else timeout, cpu_time)

@@ -7,6 +7,7 @@ files the model edits, whose tests run in the sandbox beside them ("in-sandbox")
 
 from codetrial.tasks.loader import (
     AnyTask,
+    defaults_for,
     function_tasks,
     gate_for,
     known_suites,
@@ -17,6 +18,6 @@ from codetrial.tasks.model import Signature, Task, TestFile
 from codetrial.tasks.workspace import WorkspaceTask
 
 __all__ = [
-    "AnyTask", "Signature", "Task", "TestFile", "WorkspaceTask", "function_tasks", "gate_for",
-    "known_suites", "load_folder", "load_suite",
+    "AnyTask", "Signature", "Task", "TestFile", "WorkspaceTask", "defaults_for",
+    "function_tasks", "gate_for", "known_suites", "load_folder", "load_suite",
 ]  # fmt: skip

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
+from codetrial.config import FUNCTION_DEFAULTS, WORKSPACE_DEFAULTS, ShapeDefaults
 from codetrial.errors import ConfigError, TaskFormatError
 from codetrial.records import Visibility
 from codetrial.registry import Registry
@@ -234,3 +235,9 @@ def gate_for(tasks: Sequence[AnyTask], gate: str | None) -> str:
             "--gate off (the sandbox is their boundary)"
         )
     return gate or tasks[0].policy
+
+
+def defaults_for(tasks: Sequence[AnyTask]) -> ShapeDefaults:
+    """The timeout, context and answer length a suite of these tasks defaults to."""
+    workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
+    return WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS
