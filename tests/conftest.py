@@ -20,6 +20,10 @@ FIXTURES = Path(__file__).parent / "fixtures"
 POLYGLOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "polyglot-python"
 CODETRIAL = str(Path(sys.executable).with_name("codetrial"))
 FAST_LIMITS = Limits(timeout_s=5, cpu_s=3)
+# What `make test` downloads for repository tasks: the sdists their fixtures are built
+# from and the wheels of their package environments; the tests never go online.
+SWE_DOWNLOADS = Path(sys.executable).parents[1] / "swe"
+SWE_WHEELS = SWE_DOWNLOADS / "wheels"
 CLI_ENV = {**os.environ, "COLUMNS": "200"}
 
 
@@ -36,6 +40,22 @@ def refused_and_saved(
     assert f"finished work is saved; continue with: codetrial run --resume {run_dir}" in stderr
     assert "Traceback" not in output
     return run_dir, stderr
+
+
+def git_commit(clone: Path, files: dict[str, str]) -> str:
+    """Write `files` into the git repository `clone` (made when missing), commit them,
+    and return the commit's hash."""
+    clone.mkdir(parents=True, exist_ok=True)
+    for path, text in files.items():
+        (clone / path).parent.mkdir(parents=True, exist_ok=True)
+        (clone / path).write_text(text)
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    if not (clone / ".git").exists():
+        subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "commit"], check=True)
+    done = subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True)
+    return done.stdout.strip()
 
 
 def fenced(code: str) -> str:

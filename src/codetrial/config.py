@@ -28,6 +28,7 @@ class ShapeDefaults:
 
 FUNCTION_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=4096, max_tokens=512)
 WORKSPACE_DEFAULTS = ShapeDefaults(timeout_s=60.0, num_ctx=8192, max_tokens=2048)
+REPOSITORY_DEFAULTS = ShapeDefaults(timeout_s=120.0, num_ctx=8192, max_tokens=2048)
 
 
 class Limits(BaseModel):
@@ -87,6 +88,8 @@ class RunConfig(BaseModel):
     workers: int = Field(1, gt=0)
     gate_profile: str = "builtins-only"
     edit_format: str | None = None  # how workspace tasks are answered; None without any
+    repos: Path | None = None  # the clones repository tasks are checked out from
+    wheels: Path | None = None  # where their package environments are built from
     unsafe_host_exec: bool = False
     limits: Limits = Limits()
     endpoints: Endpoints = Endpoints()

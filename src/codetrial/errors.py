@@ -64,6 +64,14 @@ class StoreError(CodetrialError):
     exit_code = 7
 
 
+class RepositoryError(CodetrialError):
+    """A repository task cannot be judged here: its clone or commit is missing, its
+    test patch does not apply, or its package environment is not built. The task's or
+    the machine's fault, never scored as a candidate failure."""
+
+    exit_code = 9
+
+
 class Interrupted(CodetrialError):
     """The user stopped a run (Ctrl-C); what finished is stored."""
 

@@ -6,22 +6,24 @@
 
 A workspace task's candidate is its files as the response's edit leaves them (a
 response whose edit cannot be applied is a malformed_edit, judged here); they go to
-the sandbox, where the task's tests run beside them. The model writes on this thread
-while finished candidates are judged on the pool's threads, so generation and
-execution overlap.
+the sandbox, where the task's tests run beside them. A repository task is shown as a
+workspace of the files retrieval picked (see `codetrial.localize`); its candidate is
+the patch its edit makes to them, judged against the whole repository. The model
+writes on this thread while finished candidates are judged on the pool's threads, so
+generation and execution overlap.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from codetrial.config import RunConfig
 from codetrial.edits import EDIT_FORMATS, EditFormat
-from codetrial.errors import BackendError, BackendUnavailable, SandboxError
+from codetrial.errors import BackendError, BackendUnavailable, RepositoryError, SandboxError
 from codetrial.extract import extract
 from codetrial.gate import Profile
 from codetrial.models import Backend
@@ -37,7 +39,9 @@ from codetrial.records import (
 )
 from codetrial.repair import needs_repair, repair_prompt
 from codetrial.store import RunStore
-from codetrial.tasks import AnyTask, WorkspaceTask
+from codetrial.store.artifacts import changes
+from codetrial.tasks import AnyTask, Task, WorkspaceTask
+from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict.pool import JudgePool
 from codetrial.verdict.workspace import apply_edit
 
@@ -50,8 +54,8 @@ def edit_format_of(config: RunConfig) -> EditFormat:
 
 def system_of(config: RunConfig, profile: Profile, task: AnyTask) -> Message:
     """The system message: the gate's policy for a function task, the edit format for
-    a workspace task."""
-    if isinstance(task, WorkspaceTask):
+    a workspace or repository task."""
+    if isinstance(task, WorkspaceTask | RepositoryTask):
         return workspace_system(edit_format_of(config))
     return system_message(profile.allowed, profile.forbidden)
 
@@ -64,17 +68,23 @@ class Trial:
     profile: Profile
     pool: JudgePool
     store: RunStore
+    views: Mapping[str, WorkspaceTask] = field(default_factory=dict)  # repository task id ->
 
     @property
     def edit_format(self) -> EditFormat:
         return edit_format_of(self.config)
 
+    def shown(self, task: AnyTask) -> Task | WorkspaceTask:
+        """The task as the model sees it: a repository task through its view."""
+        return self.views[task.id] if isinstance(task, RepositoryTask) else task
+
     def opening(self, task: AnyTask) -> list[Message]:
         """The messages of a task's first try."""
         system = system_of(self.config, self.profile, task)
-        if isinstance(task, WorkspaceTask):
-            return workspace_messages(task, system)
-        return first_messages(task, system)
+        shown = self.shown(task)
+        if isinstance(shown, WorkspaceTask):
+            return workspace_messages(shown, system)
+        return first_messages(shown, system)
 
 
 @dataclass(frozen=True)
@@ -106,7 +116,7 @@ def verdict_of(future: Future[Verdict]) -> Verdict:
     verdict: a fault of the machinery, never of the model."""
     try:
         return future.result()
-    except SandboxError as exc:
+    except (SandboxError, RepositoryError) as exc:
         return _infrastructure_failure(str(exc))
 
 
@@ -128,10 +138,18 @@ def settled(verdict: Verdict) -> Future[Verdict]:
 
 def submit(
     pool: JudgePool, profile: Profile, edit_format: EditFormat, task: AnyTask, text: str,
-    workspace: dict[str, str] | None = None,
+    workspace: dict[str, str] | None = None, view: WorkspaceTask | None = None,
 ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
     """The candidate in a response, and its verdict to come; a workspace task's
-    response is applied to `workspace` (its files as the last try left them)."""
+    response is applied to `workspace` (its files as the last try left them), a
+    repository task's to its `view`'s files, and judged as the patch that makes."""
+    if isinstance(task, RepositoryTask):
+        assert view is not None
+        files, malformed = apply_edit(text, view, edit_format, workspace)
+        patch = changes(dict(view.files), files)
+        if malformed is not None:
+            return Candidate(text, patch, files), settled(malformed)
+        return Candidate(text, patch, files), pool.submit_repository(patch, task)
     if isinstance(task, WorkspaceTask):
         files, malformed = apply_edit(text, task, edit_format, workspace)
         candidate = Candidate(text, None, files)
@@ -161,9 +179,9 @@ def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> dequ
 
 
 def _repair_job(trial: Trial, task: AnyTask, previous: AttemptRecord) -> Job:
+    system = system_of(trial.config, trial.profile, task)
     return Job(task, previous.sample, previous.attempt + 1,
-               repair_prompt(task, system_of(trial.config, trial.profile, task), previous),
-               previous.files)  # fmt: skip
+               repair_prompt(trial.shown(task), system, previous), previous.files)  # fmt: skip
 
 
 def run_backend(
@@ -195,7 +213,8 @@ def run_backend(
                 progress(stored)
                 continue
             candidate, future = submit(trial.pool, trial.profile, trial.edit_format, job.task,
-                                       generation.text, job.workspace)  # fmt: skip
+                                       generation.text, job.workspace,
+                                       trial.views.get(job.task.id))  # fmt: skip
             in_flight[future] = Judging(job, generation, candidate, time.monotonic())
             done = {f for f in in_flight if f.done()}
         else:

@@ -115,6 +115,19 @@ class TestResult(BaseModel):
     outcome: TestOutcome
     exception_type: str | None = None
     duration_s: float = 0.0
+    group: str | None = None  # a repository task's FAIL_TO_PASS or PASS_TO_PASS
+
+
+FAIL_TO_PASS, PASS_TO_PASS = "FAIL_TO_PASS", "PASS_TO_PASS"
+
+
+def group_counts(results: Sequence[TestResult]) -> dict[str, tuple[int, int]]:
+    """(passed, total) of a repository task's FAIL_TO_PASS and PASS_TO_PASS tests."""
+    counts = {}
+    for group in (FAIL_TO_PASS, PASS_TO_PASS):
+        mine = [r for r in results if r.group == group]
+        counts[group] = (sum(r.outcome is TestOutcome.PASSED for r in mine), len(mine))
+    return counts
 
 
 @dataclass(frozen=True)
@@ -128,6 +141,7 @@ class Verdict:
     hidden_output: str = ""
     detail: str = ""
     feedback: str | None = None
+    phases: tuple[tuple[str, float], ...] = ()  # wall seconds of the judging's parts
 
 
 class AttemptRecord(BaseModel):
@@ -157,6 +171,7 @@ class AttemptRecord(BaseModel):
     completion_tokens: int | None = None
     generation_s: float = 0.0
     execution_s: float = 0.0
+    phases: dict[str, float] = {}
     logprob_sum: float | None = None
     logprob_tokens: int | None = None
 
@@ -209,6 +224,7 @@ class AttemptRecord(BaseModel):
             completion_tokens=generation.completion_tokens if generation else None,
             generation_s=generation.duration_s if generation else 0.0,
             execution_s=execution_s,
+            phases=dict(verdict.phases),
             logprob_sum=generation.logprob_sum if generation else None,
             logprob_tokens=generation.logprob_tokens if generation else None,
         )

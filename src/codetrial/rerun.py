@@ -9,7 +9,7 @@ files the try before it left. Nothing is written to the run.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -19,6 +19,7 @@ from codetrial.pipeline import edit_format_of, submit, verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
 from codetrial.tasks import AnyTask, WorkspaceTask
+from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict.pool import JudgePool
 
 FIRST, REPAIR = "first", "repair"
@@ -91,10 +92,14 @@ def changed_conditions(
     return changed
 
 
-def rerun(store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[AnyTask]) -> Rerun:
+def rerun(
+    store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[AnyTask],
+    views: Mapping[str, WorkspaceTask] = {},
+) -> Rerun:  # fmt: skip
     """Re-judge every stored attempt that was judged (an infrastructure failure never
     reached the sandbox, so it is counted as not re-judged) and compare verdicts.
-    `tasks` are the run's, as `store.tasks()` loads them."""
+    `tasks` are the run's, as `store.tasks()` loads them; `views` what the model was
+    shown of each repository task."""
     by_id = {t.id: t for t in tasks}
     edit_format = edit_format_of(store.manifest.config)
     tallies: dict[tuple[str, str], Tally] = {}
@@ -111,7 +116,12 @@ def rerun(store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[An
             tally.not_rejudged += 1
             continue
         task = by_id[record.task_id]
-        if isinstance(task, WorkspaceTask):
+        if isinstance(task, RepositoryTask) and record.messages:
+            _, future = submit(pool, profile, edit_format, task, record.raw_response, before,
+                               views[task.id])  # fmt: skip
+        elif isinstance(task, RepositoryTask):  # a prediction: the patch itself
+            future = pool.submit_repository(record.raw_response, task)
+        elif isinstance(task, WorkspaceTask):
             _, future = submit(pool, profile, edit_format, task, record.raw_response, before)
         else:
             future = pool.submit(Candidate(record.raw_response, record.code), task, profile)

@@ -8,7 +8,18 @@ import click
 import typer
 from rich.console import Console
 
-from codetrial.cli import check, compare, evaluate, models, report, rerun, run, select, tasks
+from codetrial.cli import (
+    check,
+    compare,
+    envs,
+    evaluate,
+    models,
+    report,
+    rerun,
+    run,
+    select,
+    tasks,
+)
 from codetrial.errors import CodetrialError
 
 app = typer.Typer(
@@ -24,6 +35,7 @@ app.command("check")(check.check)
 app.command("evaluate")(evaluate.evaluate)
 app.command("compare")(compare.compare)
 app.command("models")(models.models)
+app.command("envs")(envs.envs)
 app.command("select")(select.select)
 app.command("judge-eval")(select.judge_eval)
 app.command("train-ranker")(select.train_ranker)

@@ -9,7 +9,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from codetrial.cli.options import DataFile, Gate, UnsafeHostExec, Workers
+from codetrial import environments
+from codetrial.cli.options import DataFile, Gate, Repos, UnsafeHostExec, Wheels, Workers
 from codetrial.cli.views import console
 from codetrial.config import Limits
 from codetrial.edits import EDIT_FORMATS
@@ -18,6 +19,7 @@ from codetrial.gate import Profile, get_profile
 from codetrial.pipeline import submit, verdict_of
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.tasks import AnyTask, WorkspaceTask, defaults_for, gate_for, load_suite
+from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict.pool import JudgePool
 
 
@@ -41,10 +43,14 @@ _Checks = list[tuple[str, Future[Verdict] | None, Future[Verdict] | None]]
 
 def _references(tasks: list[AnyTask], pool: JudgePool, profile: Profile) -> _Checks:
     """Per task: the verdict on its reference (None without one) and, for a workspace
-    task, on its files as the model first sees them."""
+    task, on its files as the model first sees them (a repository task: its gold
+    patch, and its tests at the base commit)."""
     checks: _Checks = []
     for task in tasks:
-        if isinstance(task, WorkspaceTask):
+        if isinstance(task, RepositoryTask):
+            start = pool.submit_repository("", task, baseline=True)
+            checks.append((task.id, pool.submit_repository(task.gold_patch, task), start))
+        elif isinstance(task, WorkspaceTask):
             start = pool.submit_workspace(dict(task.files), task)
             reference = None
             if task.reference:
@@ -84,7 +90,8 @@ def _check_references(tasks: list[AnyTask], pool: JudgePool, profile: Profile) -
 
 def check(
     file: Annotated[
-        Path | None, typer.Argument(help="a Python file, or a model's response")
+        Path | None,
+        typer.Argument(help="a Python file, a model's response, or a repository task's patch"),
     ] = None,
     task: Annotated[
         str | None, typer.Option("--task", help="the task id to judge FILE against")
@@ -94,6 +101,8 @@ def check(
     ] = False,
     suite: Annotated[str, typer.Option(help="built-in suite, benchmark or path")] = "contracts10",
     data: DataFile = None,
+    repos: Repos = None,
+    wheels: Wheels = None,
     edit_format: Annotated[
         str, typer.Option(help="workspace tasks: the format of FILE (whole, diff, udiff)")
     ] = "whole",
@@ -106,9 +115,11 @@ def check(
     unsafe_host_exec: UnsafeHostExec = False,
 ) -> None:
     """Judge FILE against --task as `run` judges a response (its code extracted, or its
-    edit applied to a workspace task's files); exit 0 only when it passes. With
-    --references, judge every task's reference solution and, for workspace tasks, the
-    files as given; exit 0 only when every reference passes and no starting files do."""
+    edit applied to a workspace task's files; a repository task's FILE is a patch);
+    exit 0 only when it passes. With --references, judge every task's reference
+    solution and, for workspace tasks, the files as given (repository tasks: the gold
+    patch, and the tests at the base commit); exit 0 only when every reference passes
+    and no starting files do."""
     if references == (file is not None) or (file is not None and task is None):
         raise ConfigError("give FILE with --task ID, or --references")
     tasks = load_suite(suite, [task] if task else None, data)
@@ -120,14 +131,18 @@ def check(
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read {file}: {exc}") from exc
     limits = Limits.validated(defaults_for(tasks).timeout_s if timeout is None else timeout)
-    pool = JudgePool(workers, limits, unsafe_host_exec)
+    repositories, _ = environments.for_tasks(tasks, repos, wheels, "codetrial check")
+    pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
     try:
         console.print(f"isolation: {pool.isolation}  gate: {profile.name}", highlight=False)
         if references:
             passed = _check_references(tasks, pool, profile)
         else:
             (the_task,) = tasks
-            _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), the_task, text)
+            if isinstance(the_task, RepositoryTask):
+                future = pool.submit_repository(text, the_task)
+            else:
+                _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), the_task, text)
             verdict = verdict_of(future)
             _show(the_task.id, verdict)
             passed = verdict.outcome is Outcome.PASSED

@@ -9,7 +9,17 @@ import typer
 
 DataFile = Annotated[
     Path | None,
-    typer.Option(help="data file (humaneval+, mbpp, mbpp+) or folder (polyglot-python)"),
+    typer.Option(
+        help="data file (humaneval+, mbpp, mbpp+, swe: instances JSONL) or folder (polyglot-python)"
+    ),
+]
+Repos = Annotated[
+    Path | None,
+    typer.Option(help="repository tasks: a folder of git clones named owner__name"),
+]
+Wheels = Annotated[
+    Path | None,
+    typer.Option(help="repository tasks: build missing package environments from these wheels"),
 ]
 Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
 Timeout = Annotated[float, typer.Option(help="wall seconds per test run")]

@@ -10,8 +10,10 @@ import typer
 from codetrial.cli.views import (
     console,
     edit_table,
+    instance_table,
     matrix_table,
     pass_at_k_table,
+    repository_table,
     results_table,
 )
 from codetrial.report import figures, write_reports
@@ -30,6 +32,10 @@ def show(store: RunStore) -> Path:
     console.print(pass_at_k_table(computed.pass_at_k))
     if computed.edits:
         console.print(edit_table(computed.edits))
+    if computed.repositories:
+        if len(task_ids) <= 40:
+            console.print(instance_table(computed.repositories))
+        console.print(repository_table(computed.repositories))
     console.print(f"report: {path}", soft_wrap=True, highlight=False)
     return path
 

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from codetrial import environments, localize
 from codetrial.cli.options import Gate, UnsafeHostExec, Workers
 from codetrial.cli.views import console
 from codetrial.config import Limits
@@ -50,9 +51,14 @@ def rerun_command(
             raise ConfigError(f"invalid limit: {exc}") from exc
         tasks = store.tasks()
         profile = get_profile(gate_for(tasks, gate or config.gate_profile))
-        pool = JudgePool(workers, limits, unsafe_host_exec)
+        repositories, _ = environments.for_tasks(
+            tasks, config.repos, config.wheels, "codetrial rerun"
+        )
+        shown = localize.views(tasks, config.repos, config.num_ctx, config.max_tokens)
+        views = {task_id: view.view for task_id, view in shown.items()}
+        pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
         try:
-            result = rerun(store, profile, pool, tasks)
+            result = rerun(store, profile, pool, tasks, views)
         finally:
             pool.close()
     finally:

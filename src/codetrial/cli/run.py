@@ -15,7 +15,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from codetrial.cli.options import DataFile, Gate, RunsDir, UnsafeHostExec, Workers
+from codetrial import environments, localize
+from codetrial.cli.options import DataFile, Gate, Repos, RunsDir, UnsafeHostExec, Wheels, Workers
 from codetrial.cli.report import show
 from codetrial.cli.views import console
 from codetrial.config import (
@@ -32,6 +33,7 @@ from codetrial.prompts import TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
 from codetrial.records import AttemptRecord
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.tasks import AnyTask, WorkspaceTask, defaults_for, gate_for, load_suite
+from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict.pool import JudgePool
 
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
@@ -45,9 +47,11 @@ def _shape_conditions(
     """The conditions that depend on the suite's shape of task: the edit format, the
     gate, the defaults of the timeout, the context and the answer's length, and the
     tries."""
-    workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
+    workspace = any(isinstance(t, WorkspaceTask | RepositoryTask) for t in tasks)
     if edit_format is not None and not workspace:
-        raise ConfigError(f"--edit-format is for workspace tasks; suite {suite!r} has none")
+        raise ConfigError(
+            f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
+        )
     if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
         raise ConfigError(
             f"--tries {tries} means --repair-attempts {tries - 1}, not {repair_attempts}: "
@@ -91,6 +95,8 @@ def run(
         "contracts10"
     ),
     data: DataFile = None,
+    repos: Repos = None,
+    wheels: Wheels = None,
     task: Annotated[list[str], typer.Option(help="only these task ids")] = [],  # noqa: B006
     limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
     samples: Annotated[int, typer.Option(help="candidates per task")] = 1,
@@ -146,11 +152,15 @@ def run(
             "task_ids": [t.id for t in tasks] if (task or limit) else [],
             "samples": samples, "temperature": temperature, "seed": seed, "think": think,
             "workers": workers, "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,
-            **shaped,
+            "repos": repos, "wheels": wheels, **shaped,
         })  # fmt: skip
     profile = get_profile(config.gate_profile)
+    repositories, built = environments.for_tasks(
+        tasks, config.repos, config.wheels, "codetrial run"
+    )
+    shown = localize.views(tasks, config.repos, config.num_ctx, config.max_tokens)
     backends = [create_backend(name, config.endpoints) for name in config.models]
-    pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec)
+    pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec, repositories)
     if resumed is not None:
         store = resumed
         _check_resumable(store, backends)
@@ -160,15 +170,19 @@ def run(
         templates: tuple[str, ...] = TEMPLATES
         if config.edit_format is not None:
             templates = (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
+        if shown:
+            templates = (*templates, "repository_issue.md")
         system = system_of(config, profile, tasks[0])
         manifest = new_manifest(
             run_id, config, tasks, {b.name: b.conditions() for b in backends},
             template_hashes(templates), system.content, pool.isolation,
         )  # fmt: skip
-        store = RunStore.create(runs_dir / run_id, manifest)
+        notes = {task_id: view.note for task_id, view in shown.items()}
+        store = RunStore.create(runs_dir / run_id, environments.recorded(manifest, built, notes))
     console.print(f"run directory: {store.run_dir}", soft_wrap=True, highlight=False)
     try:
-        _execute(Trial(config, profile, pool, store), tasks, backends)
+        views = {task_id: view.view for task_id, view in shown.items()}
+        _execute(Trial(config, profile, pool, store, views), tasks, backends)
     except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
         show(store)
         raise type(exc)(

@@ -22,7 +22,7 @@ from codetrial.cli.evaluate import judged_with_progress
 from codetrial.cli.options import DataFile, RunsDir, Workers
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
-from codetrial.evaluate import SamplesJob, prompt_map
+from codetrial.evaluate import SamplesJob, judge_samples, prompt_map
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.report import JUDGE_EVAL, SELECTION, write_reports
 from codetrial.select import STRATEGIES, Need, TaskPool, compare_strategies, named, needs
@@ -112,8 +112,8 @@ def select(
     """Compare selection strategies side by side on the same candidate pool."""
     names = _names(strategies)
     if pool is not None and run_dir is None:
-        store = judged_with_progress(SamplesJob(pool, suite, data, prompts, workers,
-                                                runs_dir=runs_dir))  # fmt: skip
+        job = SamplesJob(pool, suite, data, prompts, workers, runs_dir=runs_dir)
+        store = judged_with_progress(lambda **hooks: judge_samples(job, **hooks))
     elif run_dir is not None and pool is None:
         store = RunStore.open(run_dir)
     else:

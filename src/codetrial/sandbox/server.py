@@ -11,6 +11,7 @@ namespace) and starts a new one for the next candidate.
 from __future__ import annotations
 
 import array
+import base64
 import builtins
 import contextlib
 import json
@@ -446,18 +447,22 @@ class Session(_Child):
 
 class TestRun(_Child):
     """A workspace's tests, run by the in-sandbox runner next to the candidate's files
-    (see testrun.py). `records` yields what the runner sends, as it comes, until the
-    child ends; `stop` then says whether a limit or a crash ended it first."""
+    (see testrun.py, and pytestrun.py when `pytest` says how to run a repository's
+    tests). `records` yields what the runner sends, as it comes, until the child ends;
+    `stop` then says whether a limit or a crash ended it first."""
 
     __test__ = False
 
     def __init__(
         self, worker: Worker, files: dict[str, str], tests: dict[str, str], nonce: str,
-        limits: Limits,
+        limits: Limits, blobs: dict[str, bytes], pytest: dict[str, Any] | None,
     ) -> None:  # fmt: skip
-        super().__init__(
-            worker, {"workspace": {"files": files, "tests": tests, "nonce": nonce}}, limits
-        )
+        spec: dict[str, Any] = {"files": files, "tests": tests, "nonce": nonce}
+        if blobs:
+            spec["blobs"] = {path: base64.b64encode(data).decode() for path, data in blobs.items()}
+        if pytest is not None:
+            spec["pytest"] = pytest
+        super().__init__(worker, {"workspace": spec}, limits)
 
     def records(self) -> Iterator[dict[str, Any]]:
         while (record := self._receive(self.deadline)) is not None:

@@ -69,7 +69,7 @@ class _Pristine:
         exec(compile(text, path, "exec"), module.__dict__)
 
 
-class _Channel:
+class Channel:
     """Records to the trusted side; a record that cannot be sent ends the run, which
     then has no end record."""
 
@@ -146,7 +146,7 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
         """Paths relative to the workspace, as the model knows them; the end kept."""
         return text.replace(workspace + os.sep, "")[-TRACE_CHARS:]
 
-    channel = _Channel(out_fd, spec["nonce"])
+    channel = Channel(out_fd, spec["nonce"])
     tests: dict[str, str] = spec["tests"]
     before = _machinery(unittest)
     sys.meta_path.insert(0, _Pristine(tests))

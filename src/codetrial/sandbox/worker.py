@@ -23,9 +23,10 @@ SCM_RIGHTS). Messages are JSON lines:
 cut short by a CPU timer, the process lives on.
 
 A spawn may carry a workspace instead of code: {"op": "spawn", "workspace": {"files",
-"tests", "nonce"}, "limits"}. The child writes the candidate's files into its
-workspace folder and runs the tests there (see testrun.py), sending records instead
-of taking calls.
+"blobs"?, "tests", "nonce", "pytest"?}, "limits"}. The child writes the candidate's
+files (text, and base64 blobs) into its workspace folder and runs the tests there
+(see testrun.py; with "pytest", a repository's tests, see pytestrun.py), sending
+records instead of taking calls.
 
 A child that takes calls never learns anything of the task's tests: it sees
 arguments and returns values, and only code as untrusted as the candidate runs
@@ -38,6 +39,7 @@ from __future__ import annotations
 # Every child compiles a candidate and may format a traceback; both need the AST
 # types, which importing ast builds once here rather than in each child.
 import ast  # noqa: F401
+import base64
 import builtins
 import contextlib
 import json
@@ -252,20 +254,28 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
 def _test_workspace(spec: dict[str, Any]) -> None:
     """Write the candidate's files into the workspace and run the tests; never returns.
     The host checked the paths; a path that leaves the workspace is refused here too.
-    The runner is imported here, before any file is written, and only by such a child."""
+    The runner is imported here, before any file is written, and only by such a child:
+    testrun.py for a task's own test files, pytestrun.py for a repository's tests."""
     import testrun
 
+    runner: Any = testrun
+    if "pytest" in spec:
+        import pytestrun
+
+        runner = pytestrun
     workspace = os.path.abspath(WORKSPACE)
     os.makedirs(workspace)
-    for path, text in spec["files"].items():
+    blobs = {path: base64.b64decode(data) for path, data in spec.get("blobs", {}).items()}
+    texts = {path: text.encode("utf-8") for path, text in spec["files"].items()}
+    for path, data in (texts | blobs).items():
         target = os.path.normpath(os.path.join(workspace, path))
         if not target.startswith(workspace + os.sep):
             os._exit(2)
         os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with open(target, "wb") as handle:
+            handle.write(data)
     os.chdir(workspace)
-    testrun.run(spec, PROTOCOL_OUT, workspace)
+    runner.run(spec, PROTOCOL_OUT, workspace)
 
 
 def _reset(folders: tuple[str, ...]) -> None:

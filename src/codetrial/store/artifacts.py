@@ -2,7 +2,9 @@
 
 A workspace attempt keeps its files as `files_<label>/<path>` and their changes
 against the task's starting files as `changes_<label>.diff` (a response whose edit
-could not be applied changed nothing: its files are those the try before left).
+could not be applied changed nothing: its files are those the try before left). A
+repository attempt keeps its patch as `patch_<label>.diff`, and the task's test patch
+(never shown to the model) once as `test_patch.diff`.
 
 Files are written atomically (temporary file, then rename), so a crash leaves either
 the old file or the new one.
@@ -20,6 +22,7 @@ from typing import Any, TypeVar
 
 from codetrial.records import AttemptRecord, Visibility
 from codetrial.tasks import AnyTask, WorkspaceTask
+from codetrial.tasks.repository import RepositoryTask
 
 
 def slug(name: str) -> str:
@@ -75,7 +78,9 @@ def write_attempt(run_dir: Path, task: AnyTask, record: AttemptRecord) -> None:
     folder = task_dir(run_dir, record.model, task.id)
     label = attempt_label(record.attempt, record.sample)
     write_atomic(folder / f"response_{label}.txt", record.raw_response)
-    if record.code is not None:
+    if isinstance(task, RepositoryTask):
+        write_atomic(folder / f"patch_{label}.diff", record.code or "")
+    elif record.code is not None:
         write_atomic(folder / f"candidate_{label}.py", record.code)
     output = record.visible_output + (
         "\n\n# hidden tests\n" + record.hidden_output if record.hidden_output else ""
@@ -83,6 +88,9 @@ def write_attempt(run_dir: Path, task: AnyTask, record: AttemptRecord) -> None:
     write_atomic(folder / f"test_output_{label}.txt", output or record.detail)
     if isinstance(task, WorkspaceTask):
         _write_workspace(folder, label, task, record)
+    elif isinstance(task, RepositoryTask):
+        if record.attempt == 0 and record.sample == 0:
+            write_atomic(folder / "test_patch.diff", task.test_patch)
     elif record.attempt == 0 and record.sample == 0:
         visible = "\n\n".join(t.source for t in task.tests_of(Visibility.VISIBLE))
         write_atomic(folder / "test_candidate.py", visible)

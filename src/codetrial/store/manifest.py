@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
@@ -22,6 +23,7 @@ from codetrial import __version__
 from codetrial.config import RunConfig
 from codetrial.errors import StoreError
 from codetrial.tasks import AnyTask, WorkspaceTask
+from codetrial.tasks.repository import RepositoryTask
 
 SCHEMA_VERSION = 1
 _NOT_A_MANIFEST = (
@@ -47,6 +49,8 @@ class Manifest(BaseModel):
     task_sha256: dict[str, str]
     trust: dict[str, str] = {}  # task id -> where its verdict is decided
     workspaces: dict[str, dict[str, str]] = {}  # workspace task id -> its files at the start
+    repositories: dict[str, dict[str, str]] = {}  # repository task id -> repo, commit, environment
+    environments: dict[str, dict[str, Any]] = {}  # environment key -> packages asked, installed
     resumed_at: list[str] = []
 
 
@@ -57,6 +61,12 @@ def now() -> str:
 def task_digest(task: AnyTask) -> str:
     """Changes whenever what the model is shown (the spec and signature, or the
     instructions and files) or any test of the task changes."""
+    if isinstance(task, RepositoryTask):
+        fields = [
+            task.repo, task.base_commit, task.problem_statement, task.hints, task.test_patch,
+            task.fail_to_pass, task.pass_to_pass, task.environment,
+        ]  # fmt: skip
+        return hashlib.sha256(repr(fields).encode()).hexdigest()
     if isinstance(task, WorkspaceTask):
         shown = json.dumps([task.instructions, task.files, task.editable])
         digest = hashlib.sha256(shown.encode())
@@ -100,6 +110,11 @@ def new_manifest(
         task_sha256={t.id: task_digest(t) for t in tasks},
         trust={t.id: t.trust for t in tasks},
         workspaces={t.id: dict(t.files) for t in tasks if isinstance(t, WorkspaceTask)},
+        repositories={
+            t.id: {"repo": t.repo, "base_commit": t.base_commit, "version": t.version}
+            for t in tasks
+            if isinstance(t, RepositoryTask)
+        },
     )
 
 

@@ -16,7 +16,12 @@ from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
-from codetrial.config import FUNCTION_DEFAULTS, WORKSPACE_DEFAULTS, ShapeDefaults
+from codetrial.config import (
+    FUNCTION_DEFAULTS,
+    REPOSITORY_DEFAULTS,
+    WORKSPACE_DEFAULTS,
+    ShapeDefaults,
+)
 from codetrial.errors import ConfigError, TaskFormatError
 from codetrial.records import Visibility
 from codetrial.registry import Registry
@@ -24,9 +29,10 @@ from codetrial.tasks.benchmarks import EXPECTED_FILES, load_benchmark_file, load
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
+from codetrial.tasks.repository import RepositoryTask, is_swe_file, load_swe
 from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
 
-AnyTask = Task | WorkspaceTask
+AnyTask = Task | WorkspaceTask | RepositoryTask
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _TITLE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
@@ -169,12 +175,22 @@ def _load_polyglot(data: Path | None) -> list[WorkspaceTask]:
     return load_exercism(data, "polyglot-python")
 
 
+def _load_swe(data: Path | None) -> list[RepositoryTask]:
+    if data is None:
+        raise TaskFormatError(
+            "suite 'swe' needs --data PATH pointing at a SWE-bench JSONL of instances "
+            "(with environments.toml beside it), and --repos DIR holding their clones"
+        )
+    return load_swe(data)
+
+
 Source = Callable[[Path | None], Sequence[AnyTask]]
 SOURCES: Registry[Source] = Registry("suite")
 SOURCES.register("humaneval", lambda data: load_humaneval())
 for _suite in EXPECTED_FILES:
     SOURCES.register(_suite, functools.partial(load_benchmark_file, _suite))
 SOURCES.register("polyglot-python", _load_polyglot)
+SOURCES.register("swe", _load_swe)
 
 
 def _load_source(name: str, data: Path | None) -> list[AnyTask]:
@@ -188,7 +204,7 @@ def _load_source(name: str, data: Path | None) -> list[AnyTask]:
     if path.is_dir():
         return _load_folder_suite(path)
     if path.is_file() and path.suffix == ".jsonl":
-        return list(_load_jsonl_suite(path))
+        return list(load_swe(path, path.stem) if is_swe_file(path) else _load_jsonl_suite(path))
     raise TaskFormatError(
         f"{SOURCES.unknown(name, [*known_suites(), *SOURCES.names()])}; "
         "or pass the path of a folder of task folders or of a JSONL of tasks"
@@ -221,23 +237,30 @@ def function_tasks(tasks: Sequence[AnyTask], command: str) -> list[Task]:
             f"{command} takes function tasks; suite {tasks[0].suite!r} holds workspace tasks "
             "(files edited in an edit format): try them with `codetrial run`"
         )
+    if any(isinstance(t, RepositoryTask) for t in tasks):
+        raise ConfigError(
+            f"{command} takes function tasks; suite {tasks[0].suite!r} holds repository "
+            "tasks: try them with `codetrial run` or `codetrial evaluate PREDICTIONS`"
+        )
     return [t for t in tasks if isinstance(t, Task)]
 
 
 def gate_for(tasks: Sequence[AnyTask], gate: str | None) -> str:
     """The gate profile to judge `tasks` with: `gate`, else the tasks' own. Workspace
-    tasks take only "off": their files are modules with classes and state, which the
-    function profiles forbid; the sandbox is their boundary."""
-    if any(isinstance(t, WorkspaceTask) for t in tasks) and gate not in (None, "off"):
+    and repository tasks take only "off": their files are modules with classes and
+    state, which the function profiles forbid; the sandbox is their boundary."""
+    if any(not isinstance(t, Task) for t in tasks) and gate not in (None, "off"):
         raise ConfigError(
-            f"suite {tasks[0].suite!r} holds workspace tasks, whose files are modules with "
-            "classes and state that the function gate profiles forbid: judge them with "
-            "--gate off (the sandbox is their boundary)"
+            f"suite {tasks[0].suite!r} holds workspace or repository tasks, whose files are "
+            "modules with classes and state that the function gate profiles forbid: judge "
+            "them with --gate off (the sandbox is their boundary)"
         )
     return gate or tasks[0].policy
 
 
 def defaults_for(tasks: Sequence[AnyTask]) -> ShapeDefaults:
     """The timeout, context and answer length a suite of these tasks defaults to."""
+    if any(isinstance(t, RepositoryTask) for t in tasks):
+        return REPOSITORY_DEFAULTS
     workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
     return WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS

@@ -19,6 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from codetrial.config import Limits
+from codetrial.errors import ConfigError
 from codetrial.gate import Profile
 from codetrial.records import Candidate, Verdict
 from codetrial.sandbox import (
@@ -31,7 +32,9 @@ from codetrial.sandbox import (
     open_sandbox,
 )
 from codetrial.tasks import Task, WorkspaceTask
+from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict import judge
+from codetrial.verdict.repository import Repositories, judge_repository
 from codetrial.verdict.workspace import judge_workspace
 
 TESTS_SLACK_S = 0.1
@@ -56,15 +59,22 @@ def _output(session: Session, function: str, args: list[Any], cpu_s: float) -> s
 
 
 class JudgePool:
-    def __init__(self, workers: int, limits: Limits, unsafe_host_exec: bool = False) -> None:
+    def __init__(
+        self, workers: int, limits: Limits, unsafe_host_exec: bool = False,
+        repositories: Repositories | None = None,
+    ) -> None:  # fmt: skip
+        """`repositories`: where a run's repository tasks come from; their package
+        environments are bound read-only into every sandbox."""
         self.limits = limits
+        self._repositories = repositories
+        mounts = repositories.mounts if repositories else ()
         self._free: queue.Queue[Sandbox] = queue.Queue()
         self._sandboxes = []
         try:
             # One after another in this thread: bubblewrap's --die-with-parent ends a
             # sandbox when the thread that started it ends, so no short-lived threads.
             for _ in range(max(1, workers)):
-                sandbox = open_sandbox(limits, unsafe_host_exec)
+                sandbox = open_sandbox(limits, unsafe_host_exec, mounts)
                 self._sandboxes.append(sandbox)
                 self._free.put(sandbox)
         except BaseException:
@@ -107,6 +117,21 @@ class JudgePool:
         """The verdict on the files a workspace candidate leaves, to come."""
         key = (task.id, "workspace", json.dumps(files, sort_keys=True))
         return self._shared(key, lambda: self._judge_workspace(files, task))
+
+    def submit_repository(
+        self, patch: str, task: RepositoryTask, baseline: bool = False
+    ) -> Future[Verdict]:
+        """The verdict on a patch to a repository task, to come (with `baseline`, an
+        empty patch's tests run at the base commit)."""
+        repositories = self._repositories
+        if repositories is None:
+            raise ConfigError("this judge pool was opened without the run's repositories")
+
+        def work() -> Verdict:
+            with self._borrowed() as sandbox:
+                return judge_repository(patch, task, repositories, sandbox, self.limits, baseline)
+
+        return self._shared((task.id, f"repository:{baseline}", patch), work)
 
     def _shared(self, key: _Key, work: Callable[[], Verdict]) -> Future[Verdict]:
         """A future of the caller's own for the verdict under `key`, judged once."""

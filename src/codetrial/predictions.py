@@ -1,0 +1,134 @@
+"""Judging another tool's patches for repository tasks, as SWE-bench's harness does.
+
+A predictions file is JSONL with SWE-bench's keys: `instance_id`,
+`model_name_or_path` and `model_patch` (a unified diff; empty or null is an empty
+patch). Each model named in it becomes a model of the run, and each instance it
+predicted one attempt. Instances it did not predict are counted, not judged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from codetrial import environments
+from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
+from codetrial.errors import ConfigError, TaskFormatError
+from codetrial.pipeline import verdict_of
+from codetrial.records import AttemptRecord, Candidate, Verdict
+from codetrial.store import RunStore, new_manifest, new_run_id
+from codetrial.tasks import load_suite
+from codetrial.tasks.jsonl import read_jsonl
+from codetrial.tasks.repository import RepositoryTask
+from codetrial.verdict.pool import JudgePool
+
+Predictions = dict[str, dict[str, str]]  # model -> instance id -> patch
+
+
+def is_predictions(path: Path) -> bool:
+    """Whether a JSONL file's first object reads as a SWE-bench prediction."""
+    for _, line in read_jsonl(path):
+        return "model_patch" in line
+    return False
+
+
+def read_predictions(path: Path, tasks: list[RepositoryTask]) -> Predictions:
+    """Every model's patch per instance; a TaskFormatError names the line and field."""
+    known = {t.id for t in tasks}
+    found: Predictions = {}
+    for where, line in read_jsonl(path):
+        instance, model = line.get("instance_id"), line.get("model_name_or_path")
+        if instance not in known:
+            raise TaskFormatError(f"{where}: field 'instance_id' names no instance of the suite")
+        if not isinstance(model, str) or not model:
+            raise TaskFormatError(f"{where}: field 'model_name_or_path' must name the model")
+        patch = line.get("model_patch")
+        if patch is not None and not isinstance(patch, str):
+            raise TaskFormatError(f"{where}: field 'model_patch' must be a diff, empty or null")
+        if instance in found.setdefault(model, {}):
+            raise TaskFormatError(f"{where}: a second prediction of {instance} by {model}")
+        found[model][str(instance)] = patch or ""
+    if not found:
+        raise TaskFormatError(f"{path}: no predictions in this file")
+    return found
+
+
+@dataclass(frozen=True)
+class PredictionsJob:
+    """A predictions file and the conditions to judge it under."""
+
+    predictions: Path
+    suite: str
+    data: Path | None
+    repos: Path | None
+    wheels: Path | None = None
+    workers: int = 2
+    timeout: float = REPOSITORY_DEFAULTS.timeout_s
+    runs_dir: Path = Path("runs")
+    unsafe_host_exec: bool = False
+
+
+def repository_tasks(suite: str, data: Path | None, command: str) -> list[RepositoryTask]:
+    """The suite's tasks, which must be repository tasks."""
+    tasks = load_suite(suite, None, data)
+    if not all(isinstance(t, RepositoryTask) for t in tasks):
+        raise ConfigError(f"{command} takes a suite of repository tasks; {suite!r} is not one")
+    return [t for t in tasks if isinstance(t, RepositoryTask)]
+
+
+def judge_predictions(
+    job: PredictionsJob,
+    *,
+    announce: Callable[[Path, int], None] = lambda run_dir, count: None,
+    progress: Callable[[Verdict], None] = lambda verdict: None,
+) -> RunStore:
+    """Judge a predictions file into a new run directory; the store comes back open."""
+    tasks = repository_tasks(job.suite, job.data, "codetrial evaluate")
+    predictions = read_predictions(job.predictions, tasks)
+    repositories, by_task = environments.for_tasks(
+        tasks, job.repos, job.wheels, "codetrial evaluate"
+    )
+    config = RunConfig.validated(
+        {
+            "models": sorted(predictions),
+            "suite": job.suite,
+            "data": job.data,
+            "workers": job.workers,
+            "gate_profile": "off",
+            "repair_attempts": 0,
+            "repos": job.repos,
+            "wheels": job.wheels,
+            "unsafe_host_exec": job.unsafe_host_exec,
+            "limits": Limits.validated(job.timeout),
+        }
+    )
+    pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, repositories)
+    source = {model: {"file": str(job.predictions.resolve())} for model in predictions}
+    manifest = new_manifest(
+        new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "", pool.isolation
+    )
+    store = RunStore.create(
+        job.runs_dir / manifest.run_id, environments.recorded(manifest, by_task)
+    )
+    items = [(model, task) for model in sorted(predictions) for task in tasks
+             if task.id in predictions[model]]  # fmt: skip
+    announce(store.run_dir, len(items))
+    try:
+        futures = [
+            pool.submit_repository(predictions[model][task.id], task) for model, task in items
+        ]
+        for (model, task), future in zip(items, futures, strict=True):
+            verdict = verdict_of(future)
+            patch = predictions[model][task.id]
+            record = AttemptRecord.judged(
+                verdict, Candidate(patch, patch), model=model, task_id=task.id, sample=0
+            )
+            store.save(task, record)
+            progress(verdict)
+    except BaseException:
+        store.close()
+        raise
+    finally:
+        pool.close()
+    return store
