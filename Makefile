@@ -2,8 +2,10 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+SWE_FIXTURES := tests/fixtures/swe-mini
+SWE_DOWNLOADS := $(VENV)/swe
 
-.PHONY: run test install lint browser clean
+.PHONY: run test install lint browser patch clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,8 +27,22 @@ lint: $(STAMP)
 browser:
 	command -v chromium >/dev/null || { apt-get update && apt-get install -y chromium; }
 
+# Repository tasks apply patches with GNU patch when git apply refuses them.
+patch:
+	command -v patch >/dev/null || { apt-get update && apt-get install -y patch; }
+
+# The repository-task tests build their fixtures from these sdists and their package
+# environment from these wheels, offline.
+$(SWE_DOWNLOADS)/.fetched: $(STAMP) $(SWE_FIXTURES)/requirements.txt $(SWE_FIXTURES)/wheels.txt
+	rm -rf $(SWE_DOWNLOADS)
+	$(BIN)/pip download --quiet --no-deps --no-binary :all: -d $(SWE_DOWNLOADS)/sdists \
+		-r $(SWE_FIXTURES)/requirements.txt
+	$(BIN)/pip download --quiet --only-binary :all: -d $(SWE_DOWNLOADS)/wheels \
+		-r $(SWE_FIXTURES)/wheels.txt
+	touch $@
+
 # pytest exits 5 when it collected no tests: that is a failure here, not a pass.
-test: $(STAMP) lint browser
+test: $(STAMP) lint browser patch $(SWE_DOWNLOADS)/.fetched
 	$(BIN)/codetrial models --prepare
 	$(BIN)/python -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \

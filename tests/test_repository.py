@@ -93,7 +93,9 @@ def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RepositoryT
     instances = _instance(folder / "repos", folder)
     (task,) = load_suite("swe", None, instances)
     assert isinstance(task, RepositoryTask)
-    repositories, _ = environments.for_tasks([task], folder / "repos", SWE_WHEELS, "test")
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setenv("CODETRIAL_CACHE", str(folder / "cache"))
+        repositories, _ = environments.for_tasks([task], folder / "repos", SWE_WHEELS, "test")
     pool = JudgePool(2, Limits(timeout_s=60, cpu_s=60), repositories=repositories)
     yield task, pool
     pool.close()
@@ -193,7 +195,8 @@ def test_code_that_ends_the_run_early_resolves_nothing(calc) -> None:  # type: i
     assert "the runner did not finish" in verdict.hidden_output
 
 
-def test_instances_and_clones_that_are_missing_say_what_to_do(tmp_path: Path) -> None:
+def test_instances_and_clones_that_are_missing_say_what_to_do(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("CODETRIAL_CACHE", str(tmp_path / "cache"))
     instances = _instance(tmp_path / "repos", tmp_path)
     tasks = load_suite(str(instances))
     with pytest.raises(RepositoryError, match="no clone of acme/calc"):

@@ -192,7 +192,10 @@ def test_workspace_suites_say_what_they_need(tmp_path: Path) -> None:
     assert gate.returncode == 2 and "--gate off" in gate.stderr
     function_suite = run_cli("run", "--model", "scripted", "--edit-format", "diff",
                              "--runs-dir", tmp_path)  # fmt: skip
-    assert function_suite.returncode == 2 and "is for workspace tasks" in function_suite.stderr
+    assert (
+        function_suite.returncode == 2
+        and "is for workspace and repository tasks" in function_suite.stderr
+    )
     unknown = run_cli("run", "--model", "scripted", "--suite", "polyglot-python", "--data",
                       POLYGLOT, "--edit-format", "wholefile", "--runs-dir", tmp_path)  # fmt: skip
     assert unknown.returncode == 2 and "whole" in unknown.stderr

@@ -19,16 +19,18 @@ DEFAULT_OPENAI_URL = "http://127.0.0.1:8000/v1"
 @dataclass(frozen=True)
 class ShapeDefaults:
     """Defaults that depend on the shape of task: a workspace prompt holds instructions
-    and whole files, an answer may rewrite a file, and its tests run longer."""
+    and whole files, an answer may rewrite a file, and its tests run longer; a
+    repository is written whole into the sandbox's scratch folder."""
 
     timeout_s: float
     num_ctx: int
     max_tokens: int
+    scratch_mb: int = 64
 
 
 FUNCTION_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=4096, max_tokens=512)
 WORKSPACE_DEFAULTS = ShapeDefaults(timeout_s=60.0, num_ctx=8192, max_tokens=2048)
-REPOSITORY_DEFAULTS = ShapeDefaults(timeout_s=120.0, num_ctx=8192, max_tokens=2048)
+REPOSITORY_DEFAULTS = ShapeDefaults(timeout_s=120.0, num_ctx=8192, max_tokens=2048, scratch_mb=512)
 
 
 class Limits(BaseModel):
@@ -48,14 +50,17 @@ class Limits(BaseModel):
     allow_sockets: bool = False
 
     @classmethod
-    def validated(cls, timeout_s: float, cpu_s: int | None = None) -> Limits:
+    def validated(cls, timeout_s: float, cpu_s: int | None = None, scratch_mb: int = 64) -> Limits:
         """Limits of `timeout_s` wall seconds and `cpu_s` CPU seconds (by default the
-        timeout's, at least 1); a ConfigError says what is wrong."""
+        timeout's, at least 1), and `scratch_mb` of scratch space; a ConfigError says
+        what is wrong."""
         if timeout_s <= 0:
             raise ConfigError(f"--timeout must be above 0 seconds, not {timeout_s:g}")
         if cpu_s is not None and cpu_s < 1:
             raise ConfigError(f"--cpu-time must be at least 1 second, not {cpu_s}")
-        return cls(timeout_s=timeout_s, cpu_s=cpu_s or max(1, int(timeout_s)))
+        return cls(
+            timeout_s=timeout_s, cpu_s=cpu_s or max(1, int(timeout_s)), scratch_mb=scratch_mb
+        )
 
 
 class Endpoints(BaseModel):

@@ -1,19 +1,24 @@
 """What a model is shown of a repository: the Agentless baseline's retrieval step.
 
-There is no agent loop. The repository's Python source files at the base commit (not
-its tests, which a patch may not change) are ranked by BM25 (the `rank-bm25`
-package's Okapi BM25) against the issue; the top few are shown, each cut to fit the
-context the run allows, and the model names the file it edits in its edit, which is
-applied on the trusted side and judged as a patch against the base commit. What was
-cut is said in the prompt and recorded in the run's manifest.
+There is no agent loop. Retrieval narrows the repository twice, with BM25 (the
+`rank-bm25` package's Okapi BM25) against the issue's words: first to the few Python
+source files at the base commit that score highest (never its tests, which a patch
+may not change), then, inside those files, to the top-level definitions (a class's
+methods, for a large class) that score highest, as many as the context the run
+allows holds. Each file is shown with what was left out replaced by a marker line
+that the model must keep; the model names the file it edits in its edit. The edited
+excerpt is put back together with the lines behind its markers, so the candidate is
+an exact patch of whole files against the base commit. What was shown and cut is
+said in the prompt and recorded in the run's manifest.
 """
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import tarfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
@@ -30,6 +35,11 @@ TOP_FILES = 3
 CHARS_PER_TOKEN = 3
 PROMPT_RESERVE_TOKENS = 1024
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
+_TESTS = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+MARKER = "# ... lines {start}-{end} not shown: keep this line as it is ..."
+_MARKER = re.compile(
+    r"^[ \t]*# \.\.\. lines (\d+)-(\d+) not shown: keep this line as it is \.\.\.$"
+)
 
 
 def _words(text: str) -> list[str]:
@@ -42,14 +52,9 @@ def _sources(task: RepositoryTask, repos: Path) -> dict[str, str]:
     with tarfile.open(fileobj=io.BytesIO(base_archive(repos, task))) as tar:
         for member in tar.getmembers():
             name = member.name
-            if not member.isfile() or not name.endswith(".py") or name in task.protected_files:
+            if not member.isfile() or not name.endswith(".py") or _TESTS.search(name):
                 continue
-            if re.search(
-                r"(^|/)(tests?|testing)(/|$)|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$", name
-            ):
-                continue
-            handle = tar.extractfile(member)
-            if handle is not None:
+            if (handle := tar.extractfile(member)) is not None:
                 try:
                     found[name] = handle.read().decode("utf-8")
                 except UnicodeDecodeError:
@@ -57,60 +62,144 @@ def _sources(task: RepositoryTask, repos: Path) -> dict[str, str]:
     return found
 
 
+def _ranked(documents: Sequence[str], query: str) -> list[int]:
+    """Indexes of `documents`, best match for `query` first."""
+    scores = BM25Okapi([_words(d) or ["_"] for d in documents]).get_scores(_words(query))
+    return sorted(range(len(documents)), key=lambda i: -scores[i])
+
+
+def _chunks(text: str, largest: int) -> list[tuple[int, int]]:
+    """1-based inclusive line ranges that tile `text`: what comes before the first
+    definition, then each top-level definition (with its decorators and what follows
+    it up to the next); a class longer than `largest` characters is split the same way
+    by its methods. A file that does not parse is one range."""
+    lines = text.splitlines(keepends=True)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return [(1, len(lines))] if lines else []
+    return _tile(tree.body, 1, len(lines), lines, largest)
+
+
+def _tile(
+    body: list[ast.stmt], first: int, last: int, lines: list[str], largest: int
+) -> list[tuple[int, int]]:
+    starts = [
+        min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        for node in body
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+    ]
+    bounds = sorted({first, *(s for s in starts if first < s <= last)})
+    ranges = []
+    for index, start in enumerate(bounds):
+        end = bounds[index + 1] - 1 if index + 1 < len(bounds) else last
+        node = next((n for n in body if isinstance(n, ast.ClassDef) and n.lineno >= start
+                     and n.lineno <= end), None)  # fmt: skip
+        size = sum(len(line) for line in lines[start - 1 : end])
+        if node is not None and size > largest and len(node.body) > 1:
+            ranges.extend(_tile(node.body, start, end, lines, largest))
+        else:
+            ranges.append((start, end))
+    return ranges
+
+
 @dataclass(frozen=True)
 class Localized:
     """What a repository task's model is shown: the view as a workspace task (the
-    issue as instructions, the chosen files, cut), and a note of the cuts."""
+    issue as instructions, the chosen excerpts of files), the files whole as the base
+    commit has them, and a note of what was shown and cut."""
 
     view: WorkspaceTask
+    originals: Mapping[str, str]
     note: str
 
+    def expand(self, files: Mapping[str, str]) -> dict[str, str] | str:
+        """The whole files that edited excerpts stand for, each marker line replaced by
+        the lines it stands for; a message instead when an edit changed, removed,
+        moved or repeated a marker line."""
+        shown = dict(self.view.files)
+        whole = {}
+        for path, text in files.items():
+            if _spans(text) != _spans(shown[path]):
+                return f"{path}: a line that stands for lines not shown was changed or removed"
+            original = self.originals[path].splitlines(keepends=True)
+            out: list[str] = []
+            for line in text.splitlines(keepends=True):
+                match = _MARKER.match(line.rstrip("\n"))
+                if match is None:
+                    out.append(line)
+                else:
+                    out.extend(original[int(match.group(1)) - 1 : int(match.group(2))])
+            whole[path] = "".join(out)
+        return whole
 
-def _cut(text: str, room: int) -> tuple[str, int, int]:
-    """`text`'s first lines that fit in `room` characters: (kept, lines kept, lines)."""
+
+def _spans(text: str) -> list[tuple[int, int]]:
+    """The line ranges that a text's marker lines stand for, in order."""
+    found = (_MARKER.match(line) for line in text.splitlines())
+    return [(int(m.group(1)), int(m.group(2))) for m in found if m]
+
+
+def _excerpt(text: str, chosen: list[tuple[int, int]]) -> str:
+    """`text` with the lines outside `chosen` ranges replaced by marker lines."""
     lines = text.splitlines(keepends=True)
-    kept, size = 0, 0
-    while kept < len(lines) and size + len(lines[kept]) <= room:
-        size += len(lines[kept])
-        kept += 1
-    return "".join(lines[:kept]), kept, len(lines)
+    keep = {n for start, end in chosen for n in range(start, end + 1)}
+    out, line = [], 1
+    while line <= len(lines):
+        if line in keep:
+            out.append(lines[line - 1])
+            line += 1
+            continue
+        end = line
+        while end + 1 <= len(lines) and end + 1 not in keep:
+            end += 1
+        out.append(MARKER.format(start=line, end=end) + "\n")
+        line = end + 1
+    return "".join(out)
 
 
 def localize(task: RepositoryTask, repos: Path, num_ctx: int, max_tokens: int) -> Localized:
-    """The repository task as a workspace task a model can edit: its most relevant
-    files, cut so the prompt fits `num_ctx` tokens with room for `max_tokens`."""
+    """The repository task as a workspace task a model can edit: excerpts of its most
+    relevant files that fit `num_ctx` tokens with room for `max_tokens`."""
     sources = _sources(task, repos)
     paths = sorted(sources)
-    ranked: list[str] = []
-    if paths:
-        bm25 = BM25Okapi([_words(f"{path} {sources[path]}") for path in paths])
-        scores = bm25.get_scores(_words(task.problem_statement))
-        ranked = [p for _, p in sorted(zip(scores, paths, strict=True), key=lambda s: -s[0])]
-    room = max(0, (num_ctx - max_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN)
+    top = [paths[i] for i in _ranked([f"{p} {sources[p]}" for p in paths], task.problem_statement)]
+    top = top[:TOP_FILES]
+    room = (num_ctx - max_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN
     room -= len(task.problem_statement)
-    files: list[tuple[str, str]] = []
-    cuts: list[str] = []
-    for path in ranked[:TOP_FILES]:
-        text, kept, total = _cut(sources[path], room)
-        if kept == 0:
-            cuts.append(f"{path} (left out: no room)")
+    pieces = [(path, span) for path in top for span in _chunks(sources[path], room // 2)]
+    texts = ["".join(sources[p].splitlines(keepends=True)[s - 1 : e]) for p, (s, e) in pieces]
+    chosen: dict[str, list[tuple[int, int]]] = {}
+    for index in _ranked([f"{p} {t}" for (p, _), t in zip(pieces, texts, strict=True)],
+                         task.problem_statement) if pieces else []:  # fmt: skip
+        cost = len(texts[index]) + len(MARKER) + 20
+        if cost <= room:
+            room -= cost
+            path, span = pieces[index]
+            chosen.setdefault(path, []).append(span)
+    files, notes = [], []
+    for path in top:
+        spans = sorted(chosen.get(path, []))
+        if not spans:
+            notes.append(f"{path} (left out: no room)")
             continue
-        room -= len(text)
-        files.append((path, text))
-        if kept < total:
-            cuts.append(f"{path} (shown up to line {kept} of {total})")
-    shown = ", ".join(p for p, _ in files) or "none"
-    note = f"shown: {shown}" + (f"; cut: {'; '.join(cuts)}" if cuts else "")
+        excerpt = _excerpt(sources[path], spans)
+        files.append((path, excerpt))
+        total = len(sources[path].splitlines())
+        shown = sum(end - start + 1 for start, end in spans)
+        if shown < total:
+            notes.append(f"{path} ({shown} of {total} lines shown)")
+    note = f"shown: {', '.join(p for p, _ in files) or 'none'}"
+    note += f"; cut: {'; '.join(notes)}" if notes else ""
     instructions = Template(read_template("repository_issue.md")).substitute(
-        repo=task.repo,
-        problem_statement=task.problem_statement.strip(),
-        cuts=f"Cut to fit: {'; '.join(cuts)}." if cuts else "",
-    )
+        repo=task.repo, problem_statement=task.problem_statement.strip(),
+        cuts=f"Cut to fit: {'; '.join(notes)}." if notes else "",
+    )  # fmt: skip
     view = WorkspaceTask(
         id=task.id, suite=task.suite, instructions=instructions, files=tuple(files),
         editable=tuple(p for p, _ in files), tests=(),
     )  # fmt: skip
-    return Localized(view, note)
+    return Localized(view, {path: sources[path] for path, _ in files}, note)
 
 
 def views(

@@ -26,6 +26,7 @@ from codetrial.edits import EDIT_FORMATS, EditFormat
 from codetrial.errors import BackendError, BackendUnavailable, RepositoryError, SandboxError
 from codetrial.extract import extract
 from codetrial.gate import Profile
+from codetrial.localize import Localized
 from codetrial.models import Backend
 from codetrial.prompts import first_messages, system_message, workspace_messages, workspace_system
 from codetrial.records import (
@@ -68,7 +69,7 @@ class Trial:
     profile: Profile
     pool: JudgePool
     store: RunStore
-    views: Mapping[str, WorkspaceTask] = field(default_factory=dict)  # repository task id ->
+    views: Mapping[str, Localized] = field(default_factory=dict)  # repository task id ->
 
     @property
     def edit_format(self) -> EditFormat:
@@ -76,7 +77,7 @@ class Trial:
 
     def shown(self, task: AnyTask) -> Task | WorkspaceTask:
         """The task as the model sees it: a repository task through its view."""
-        return self.views[task.id] if isinstance(task, RepositoryTask) else task
+        return self.views[task.id].view if isinstance(task, RepositoryTask) else task
 
     def opening(self, task: AnyTask) -> list[Message]:
         """The messages of a task's first try."""
@@ -138,18 +139,24 @@ def settled(verdict: Verdict) -> Future[Verdict]:
 
 def submit(
     pool: JudgePool, profile: Profile, edit_format: EditFormat, task: AnyTask, text: str,
-    workspace: dict[str, str] | None = None, view: WorkspaceTask | None = None,
+    workspace: dict[str, str] | None = None, view: Localized | None = None,
 ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
     """The candidate in a response, and its verdict to come; a workspace task's
     response is applied to `workspace` (its files as the last try left them), a
-    repository task's to its `view`'s files, and judged as the patch that makes."""
+    repository task's to its `view`'s excerpts, and judged as the patch that makes to
+    the whole files."""
     if isinstance(task, RepositoryTask):
         assert view is not None
-        files, malformed = apply_edit(text, view, edit_format, workspace)
-        patch = changes(dict(view.files), files)
+        files, malformed = apply_edit(text, view.view, edit_format, workspace)
+        whole = view.expand(files)
+        if isinstance(whole, str):
+            message = f"The edit could not be applied: {whole}"
+            malformed = Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message)
+            whole = dict(view.originals)
+        candidate = Candidate(text, changes(dict(view.originals), whole), files)
         if malformed is not None:
-            return Candidate(text, patch, files), settled(malformed)
-        return Candidate(text, patch, files), pool.submit_repository(patch, task)
+            return candidate, settled(malformed)
+        return candidate, pool.submit_repository(candidate.code or "", task)
     if isinstance(task, WorkspaceTask):
         files, malformed = apply_edit(text, task, edit_format, workspace)
         candidate = Candidate(text, None, files)

@@ -100,7 +100,7 @@ def judge_predictions(
             "repos": job.repos,
             "wheels": job.wheels,
             "unsafe_host_exec": job.unsafe_host_exec,
-            "limits": Limits.validated(job.timeout),
+            "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY_DEFAULTS.scratch_mb),
         }
     )
     pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, repositories)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from codetrial.config import Limits
 from codetrial.gate import Profile
+from codetrial.localize import Localized
 from codetrial.pipeline import edit_format_of, submit, verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
@@ -94,7 +95,7 @@ def changed_conditions(
 
 def rerun(
     store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[AnyTask],
-    views: Mapping[str, WorkspaceTask] = {},
+    views: Mapping[str, Localized] = {},
 ) -> Rerun:  # fmt: skip
     """Re-judge every stored attempt that was judged (an infrastructure failure never
     reached the sandbox, so it is counted as not re-judged) and compare verdicts.

@@ -130,7 +130,10 @@ def check(
             text = file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"cannot read {file}: {exc}") from exc
-    limits = Limits.validated(defaults_for(tasks).timeout_s if timeout is None else timeout)
+    defaults = defaults_for(tasks)
+    limits = Limits.validated(
+        defaults.timeout_s if timeout is None else timeout, scratch_mb=defaults.scratch_mb
+    )
     repositories, _ = environments.for_tasks(tasks, repos, wheels, "codetrial check")
     pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
     try:

@@ -55,10 +55,9 @@ def rerun_command(
             tasks, config.repos, config.wheels, "codetrial rerun"
         )
         shown = localize.views(tasks, config.repos, config.num_ctx, config.max_tokens)
-        views = {task_id: view.view for task_id, view in shown.items()}
         pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
         try:
-            result = rerun(store, profile, pool, tasks, views)
+            result = rerun(store, profile, pool, tasks, shown)
         finally:
             pool.close()
     finally:

@@ -62,7 +62,9 @@ def _shape_conditions(
     defaults = defaults_for(tasks)
     if workspace:
         edit_format = EDIT_FORMATS.get(edit_format or "whole").name
-    limits = Limits.validated(defaults.timeout_s if timeout is None else timeout, cpu_time)
+    limits = Limits.validated(
+        defaults.timeout_s if timeout is None else timeout, cpu_time, defaults.scratch_mb
+    )
     return {
         "num_ctx": defaults.num_ctx if num_ctx is None else num_ctx,
         "max_tokens": defaults.max_tokens if max_tokens is None else max_tokens,
@@ -104,10 +106,12 @@ def run(
     seed: Annotated[int, typer.Option(help="sample i uses seed + i")] = 42,
     think: Annotated[bool, typer.Option("--think/--no-think")] = False,
     num_ctx: Annotated[
-        int | None, typer.Option(help="context window (default 4096; 8192 for workspace tasks)")
+        int | None,
+        typer.Option(help="context window (default 4096; 8192 for workspace and repository tasks)"),
     ] = None,
     max_tokens: Annotated[
-        int | None, typer.Option(help="max new tokens (default 512; 2048 for workspace tasks)")
+        int | None,
+        typer.Option(help="max new tokens (default 512; 2048 for workspace and repository tasks)"),
     ] = None,
     repair_attempts: Annotated[
         int | None, typer.Option(help="bounded repair attempts (default 1)")
@@ -116,11 +120,15 @@ def run(
         int | None, typer.Option(help="the first try and its repairs: --repair-attempts + 1")
     ] = None,
     edit_format: Annotated[
-        str | None, typer.Option(help="workspace tasks: whole, diff or udiff (default whole)")
+        str | None,
+        typer.Option(help="workspace and repository tasks: whole, diff or udiff (default whole)"),
     ] = None,
     timeout: Annotated[
         float | None,
-        typer.Option(help="wall seconds per test run (default 10; 60 for workspace tasks)"),
+        typer.Option(
+            help="wall seconds per test run (default 10; 60 for workspace, 120 for "
+            "repository tasks)"
+        ),
     ] = None,
     cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
     workers: Workers = 1,
@@ -181,8 +189,7 @@ def run(
         store = RunStore.create(runs_dir / run_id, environments.recorded(manifest, built, notes))
     console.print(f"run directory: {store.run_dir}", soft_wrap=True, highlight=False)
     try:
-        views = {task_id: view.view for task_id, view in shown.items()}
-        _execute(Trial(config, profile, pool, store, views), tasks, backends)
+        _execute(Trial(config, profile, pool, store, shown), tasks, backends)
     except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
         show(store)
         raise type(exc)(

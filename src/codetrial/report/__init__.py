@@ -119,6 +119,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "results": [r for r in results if r.sample == 0],
         "edits": figures.edits,
         "repositories": figures.repositories,
+        "repository_ids": set(manifest.repositories),
         "workspaces": manifest.workspaces,
         "trust": manifest.trust,
         "cell": cell,
