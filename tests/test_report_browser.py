@@ -12,7 +12,8 @@ from playwright.sync_api import Page, sync_playwright
 
 from codetrial.tasks import Task
 from codetrial.tasks.workspace import load_exercism
-from tests.conftest import CLI_ENV, CODETRIAL, POLYGLOT, fenced
+from tests.conftest import CLI_ENV, CODETRIAL, POLYGLOT, SWE_WHEELS, fenced
+from tests.test_repository import repository_instance
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
@@ -159,4 +160,42 @@ def test_a_workspace_run_shows_aider_s_columns_and_per_file_diffs(
     page.locator("#matrix a", has_text="malformed_edit").click()
     bowling = page.locator("div.candidate", has_text="bowling · ")
     assert "The edit could not be applied (no_edit)" in bowling.inner_text()
+    assert errors == []
+
+
+def test_a_repository_run_shows_swe_bench_s_counts_and_the_patches(
+    page: Page, tmp_path: Path
+) -> None:
+    """The small repository of test_repository, judged from a predictions file: the
+    gold patch resolves it, an empty patch does not."""
+    instances = repository_instance(tmp_path / "repos", tmp_path)
+    record = json.loads(instances.read_text())
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(
+        json.dumps({"instance_id": record["instance_id"], "model_name_or_path": "gold",
+                    "model_patch": record["patch"]}) + "\n"
+        + json.dumps({"instance_id": record["instance_id"], "model_name_or_path": "empty",
+                      "model_patch": ""}) + "\n"
+    )  # fmt: skip
+    result = subprocess.run(
+        [CODETRIAL, "evaluate", str(predictions), "--suite", "swe", "--data", str(instances),
+         "--repos", str(tmp_path / "repos"), "--wheels", str(SWE_WHEELS),
+         "--runs-dir", str(tmp_path / "runs")],
+        capture_output=True, text=True, timeout=300,
+        env={**CLI_ENV, "CODETRIAL_CACHE": str(tmp_path / "cache")},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    errors = _open(page, run_dir / "report.html")
+    counts = page.locator("#repositories table.repositories").inner_text()
+    assert "100.0% [100.0, 100.0]" in counts and "0.0% [0.0, 0.0]" in counts
+    instances_table = page.locator("#repositories table.instances").inner_text()
+    assert "1/1" in instances_table and "2/2" in instances_table and "empty" in instances_table
+    page.locator("#repositories table.instances a").first.click()
+    candidate = page.locator("div.candidate", has_text="acme__calc-1 · empty")
+    assert candidate.is_visible()
+    assert "(empty patch)" in candidate.locator("pre.changes").inner_text()
+    gold = page.locator("div.candidate", has_text="acme__calc-1 · gold")
+    assert "+    return a + b" in gold.locator("pre.changes").inner_text()
+    assert "FAIL_TO_PASS" in gold.locator("table").inner_text()
     assert errors == []

@@ -70,7 +70,9 @@ TEST_PATCH = _diff(
 )
 
 
-def _instance(repos: Path, folder: Path) -> Path:
+def repository_instance(repos: Path, folder: Path) -> Path:
+    """The instance's clone under `repos`, its instances.jsonl and environments.toml in
+    `folder`; the instances file's path."""
     clone = repos / "acme__calc"
     base = git_commit(clone, {"calc/__init__.py": SOURCE, "tests/test_calc.py": TESTS})
     record = {
@@ -90,7 +92,7 @@ def _instance(repos: Path, folder: Path) -> Path:
 @pytest.fixture(scope="module")
 def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RepositoryTask, JudgePool]]:
     folder = tmp_path_factory.mktemp("calc")
-    instances = _instance(folder / "repos", folder)
+    instances = repository_instance(folder / "repos", folder)
     (task,) = load_suite("swe", None, instances)
     assert isinstance(task, RepositoryTask)
     with pytest.MonkeyPatch.context() as patched:
@@ -197,7 +199,7 @@ def test_code_that_ends_the_run_early_resolves_nothing(calc) -> None:  # type: i
 
 def test_instances_and_clones_that_are_missing_say_what_to_do(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("CODETRIAL_CACHE", str(tmp_path / "cache"))
-    instances = _instance(tmp_path / "repos", tmp_path)
+    instances = repository_instance(tmp_path / "repos", tmp_path)
     tasks = load_suite(str(instances))
     with pytest.raises(RepositoryError, match="no clone of acme/calc"):
         environments.for_tasks(tasks, tmp_path / "elsewhere", SWE_WHEELS, "codetrial run")
@@ -218,7 +220,7 @@ def test_instances_and_clones_that_are_missing_say_what_to_do(tmp_path: Path, mo
 
 def test_a_missing_environment_is_built_only_when_asked(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setenv("CODETRIAL_CACHE", str(tmp_path / "cache"))
-    instances = _instance(tmp_path / "repos", tmp_path)
+    instances = repository_instance(tmp_path / "repos", tmp_path)
     tasks = load_suite(str(instances))
     with pytest.raises(RepositoryError, match="codetrial envs"):
         environments.for_tasks(tasks, tmp_path / "repos", None, "codetrial run")

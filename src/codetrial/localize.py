@@ -26,8 +26,7 @@ from string import Template
 from rank_bm25 import BM25Okapi
 
 from codetrial.prompts import read_template
-from codetrial.tasks import AnyTask
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import AnyTask, RepositoryTask
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict.repository import base_archive
 

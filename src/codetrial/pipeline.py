@@ -41,8 +41,7 @@ from codetrial.records import (
 from codetrial.repair import needs_repair, repair_prompt
 from codetrial.store import RunStore
 from codetrial.store.artifacts import changes
-from codetrial.tasks import AnyTask, Task, WorkspaceTask
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import AnyTask, RepositoryTask, Task, WorkspaceTask
 from codetrial.verdict.pool import JudgePool
 from codetrial.verdict.workspace import apply_edit
 

@@ -18,9 +18,8 @@ from codetrial.errors import ConfigError, TaskFormatError
 from codetrial.pipeline import verdict_of
 from codetrial.records import AttemptRecord, Candidate, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
-from codetrial.tasks import load_suite
+from codetrial.tasks import RepositoryTask, load_suite
 from codetrial.tasks.jsonl import read_jsonl
-from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict.pool import JudgePool
 
 Predictions = dict[str, dict[str, str]]  # model -> instance id -> patch

@@ -19,8 +19,7 @@ from codetrial.localize import Localized
 from codetrial.pipeline import edit_format_of, submit, verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
-from codetrial.tasks import AnyTask, WorkspaceTask
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask
 from codetrial.verdict.pool import JudgePool
 
 FIRST, REPAIR = "first", "repair"

@@ -18,8 +18,14 @@ from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
 from codetrial.pipeline import submit, verdict_of
 from codetrial.records import Candidate, Outcome, Verdict
-from codetrial.tasks import AnyTask, WorkspaceTask, defaults_for, gate_for, load_suite
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import (
+    AnyTask,
+    RepositoryTask,
+    WorkspaceTask,
+    defaults_for,
+    gate_for,
+    load_suite,
+)
 from codetrial.verdict.pool import JudgePool
 
 

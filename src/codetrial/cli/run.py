@@ -32,8 +32,14 @@ from codetrial.pipeline import Trial, run_trial, system_of
 from codetrial.prompts import TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
 from codetrial.records import AttemptRecord
 from codetrial.store import RunStore, new_manifest, new_run_id
-from codetrial.tasks import AnyTask, WorkspaceTask, defaults_for, gate_for, load_suite
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import (
+    AnyTask,
+    RepositoryTask,
+    WorkspaceTask,
+    defaults_for,
+    gate_for,
+    load_suite,
+)
 from codetrial.verdict.pool import JudgePool
 
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")

@@ -10,8 +10,7 @@ from rich.table import Table
 from codetrial.cli.options import DataFile
 from codetrial.cli.views import console
 from codetrial.records import Visibility
-from codetrial.tasks import AnyTask, WorkspaceTask, known_suites, load_suite
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask, known_suites, load_suite
 from codetrial.verdict.workspace import expected_tests
 
 

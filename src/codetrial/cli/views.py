@@ -115,8 +115,10 @@ def instance_table(rows: Sequence[RepositorySummary]) -> Table:
     """Per instance: resolved, the FAIL_TO_PASS and PASS_TO_PASS tests that pass,
     whether the patch applied, and the seconds to patch and to test."""
     table = Table(title="Repository instances")
-    for name in ("model", "instance", "resolved", "F2P", "P2P", "patch", "patch s", "tests s"):
-        table.add_column(name, justify="left" if name in ("model", "instance") else "right")
+    table.add_column("model", overflow="fold")
+    table.add_column("instance", overflow="fold")
+    for name in ("resolved", "F2P", "P2P", "patch", "patch s", "tests s"):
+        table.add_column(name, justify="right")
     for row in rows:
         for i in row.instances:
             patch = "empty" if i.empty_patch else ("applied" if i.patch_applied else i.outcome)

@@ -11,7 +11,9 @@ test files from the workspace; the trusted side wrote the pristine ones there (s
 - plugins installed in the environment are never loaded automatically, and the cache
   plugin is off, so only the repository's own conftest files take part;
 - the run ends with an end record and `os._exit`, so neither a candidate's exit nor
-  anything it prints can look like a finished run.
+  anything it prints can look like a finished run; pytest's own terminal output goes
+  nowhere (a large suite's failures would only fill the output limit), each failure's
+  text travels in its record.
 
 Records, one JSON line each:
 
@@ -86,6 +88,9 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
     paths = [os.path.join(workspace, folder) for folder in settings["python_path"]]
     sys.path[:0] = [*paths, settings["environment"]]
     reporter = _Reporter(channel, workspace)
+    quiet = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(quiet, 1)
+    os.dup2(quiet, 2)
     try:
         import pytest
 

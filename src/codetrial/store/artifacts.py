@@ -21,8 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from codetrial.records import AttemptRecord, Visibility
-from codetrial.tasks import AnyTask, WorkspaceTask
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask
 
 
 def slug(name: str) -> str:

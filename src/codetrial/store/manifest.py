@@ -22,8 +22,7 @@ from pydantic import BaseModel, ValidationError
 from codetrial import __version__
 from codetrial.config import RunConfig
 from codetrial.errors import StoreError
-from codetrial.tasks import AnyTask, WorkspaceTask
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask
 
 SCHEMA_VERSION = 1
 _NOT_A_MANIFEST = (

@@ -1,8 +1,10 @@
 """Tasks: what a model is asked to write and the tests that judge it.
 
-Two shapes: a function `Task`, whose tests run on the trusted side against the
-sandboxed candidate (trust level "trusted-side"), and a `WorkspaceTask`, a folder of
-files the model edits, whose tests run in the sandbox beside them ("in-sandbox").
+Three shapes: a function `Task`, whose tests run on the trusted side against the
+sandboxed candidate (trust level "trusted-side"); a `WorkspaceTask`, a folder of files
+the model edits, whose tests run in the sandbox beside them ("in-sandbox"); and a
+`RepositoryTask`, an issue against a repository at a commit, judged by the
+repository's own tests as SWE-bench judges a patch ("in-sandbox").
 """
 
 from codetrial.tasks.loader import (
@@ -15,9 +17,10 @@ from codetrial.tasks.loader import (
     load_suite,
 )
 from codetrial.tasks.model import Signature, Task, TestFile
+from codetrial.tasks.repository import RepositoryTask
 from codetrial.tasks.workspace import WorkspaceTask
 
 __all__ = [
-    "AnyTask", "Signature", "Task", "TestFile", "WorkspaceTask", "defaults_for",
+    "AnyTask", "RepositoryTask", "Signature", "Task", "TestFile", "WorkspaceTask", "defaults_for",
     "function_tasks", "gate_for", "known_suites", "load_folder", "load_suite",
 ]  # fmt: skip

@@ -31,8 +31,7 @@ from codetrial.sandbox import (
     codec,
     open_sandbox,
 )
-from codetrial.tasks import Task, WorkspaceTask
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import RepositoryTask, Task, WorkspaceTask
 from codetrial.verdict import judge
 from codetrial.verdict.repository import Repositories, judge_repository
 from codetrial.verdict.workspace import judge_workspace

@@ -44,14 +44,18 @@ from codetrial.records import (
     group_counts,
 )
 from codetrial.sandbox import Sandbox, TestRun
-from codetrial.tasks.repository import RepositoryTask
+from codetrial.tasks import RepositoryTask
 from codetrial.verdict import classify
 from codetrial.verdict.workspace import trimmed
 
 _GIT_TIMEOUT_S = 120
+SHOWN_FAILURES = 50  # failures whose text is kept; every test's result is kept
 _APPLY = (
     ("git apply", ["git", "apply", "--verbose"]),
-    ("patch --fuzz=5", ["patch", "--batch", "--fuzz=5", "-p1", "--forward", "-i"]),
+    (
+        "patch --fuzz=5",
+        ["patch", "--batch", "--fuzz=5", "-p1", "--forward", "--no-backup-if-mismatch", "-i"],
+    ),
 )
 
 
@@ -192,6 +196,13 @@ def prepare(
     return applied
 
 
+_OUTCOMES = frozenset(TestOutcome)
+
+
+def _seconds(value: object) -> float:
+    return float(value) if isinstance(value, int | float) else 0.0
+
+
 def _collect(
     run: TestRun, nonce: str, task: RepositoryTask
 ) -> tuple[list[TestResult], list[str], list[str]]:
@@ -204,8 +215,8 @@ def _collect(
     for record in run.records():
         if record.get("nonce") != nonce or ended:
             foreign = True
-        elif "test" in record:
-            reported[str(record["test"])] = record
+        elif isinstance(record.get("test"), str) and record.get("outcome") in _OUTCOMES:
+            reported[record["test"]] = record
         elif "collection_error" in record:
             output.append(
                 f"ERROR collecting {record['collection_error']}\n{record.get('trace', '')}"
@@ -228,12 +239,15 @@ def _collect(
                     visibility=Visibility.HIDDEN,
                     outcome=outcome,
                     group=group,
-                    exception_type=record.get("exception"),
-                    duration_s=float(record.get("seconds", 0.0)),
+                    exception_type=str(record.get("exception") or "") or None,
+                    duration_s=_seconds(record.get("seconds")),
                 )
             )
             if outcome is not TestOutcome.PASSED:
-                output.append(f"{group} {test}: {outcome.value}\n{record.get('trace', '')}".strip())
+                trace = str(record.get("trace", ""))
+                output.append(f"{group} {test}: {outcome.value}\n{trace}".strip())
+    if len(output) > SHOWN_FAILURES:
+        output = [*output[:SHOWN_FAILURES], f"... and {len(output) - SHOWN_FAILURES} more"]
     return results, problems, output
 
 
