@@ -228,3 +228,18 @@ def test_a_missing_environment_is_built_only_when_asked(tmp_path: Path, monkeypa
     assert built["acme__calc-1"].installed["pytest"] == "8.3.4"
     again = environments.for_tasks(tasks, tmp_path / "repos", None, "codetrial run")[1]
     assert again == built
+
+
+def test_a_skip_keeps_a_pass_to_pass_test_but_never_resolves_a_fail_to_pass_one(calc) -> None:  # type: ignore[no-untyped-def]
+    skips = "import pytest\n\n    pytest.skip('not yet')\n    "
+    kept = _edit(
+        "calc/__init__.py", ("return a - b", "return a + b"), ("return a / 2", f"{skips}return 0")
+    )
+    verdict = _judge(calc, kept)
+    assert verdict.outcome is Outcome.PASSED, verdict.hidden_output
+    half = next(t for t in verdict.tests if t.name.endswith("test_half"))
+    assert half.outcome.value == "skipped"
+    dodged = _edit("calc/__init__.py", ("return a - b", f"{skips}return a + b"))
+    verdict = _judge(calc, dodged)
+    assert verdict.outcome is Outcome.FAILED
+    assert group_counts(verdict.tests) == {"FAIL_TO_PASS": (0, 1), "PASS_TO_PASS": (2, 2)}

@@ -15,6 +15,11 @@ from typing import Any
 
 import pytest
 
+from codetrial.edits import EDIT_FORMATS
+from codetrial.localize import localize
+from codetrial.records import Outcome
+from codetrial.store.artifacts import changes
+from codetrial.tasks import RepositoryTask, load_suite
 from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, SWE_DOWNLOADS, SWE_WHEELS
 
 SET = FIXTURES / "swe-mini"
@@ -209,3 +214,25 @@ def test_repository_suites_say_what_they_need(setup: Setup, tmp_path: Path) -> N
     unknown = setup.cli(*setup.swe("evaluate", stray, "--runs-dir", tmp_path / "runs"))
     assert unknown.returncode == 3 and "names no instance" in unknown.stderr
     assert "Traceback" not in no_repos.stderr + unbuilt.stderr + unknown.stderr
+
+
+def test_an_edit_to_an_excerpt_becomes_a_patch_of_the_whole_file(setup: Setup) -> None:
+    """The model sees excerpts with marker lines for what is cut; its edit is put back
+    together with the lines behind them, and one that touches a marker is malformed."""
+    (task,) = load_suite("swe", ["more-itertools__more-itertools-5"], INSTANCES)
+    assert isinstance(task, RepositoryTask)
+    view = localize(task, setup.repos, num_ctx=8192, max_tokens=2048)
+    path, before, after = _hunk(task.gold_patch)
+    shown = dict(view.view.files)[path]
+    assert before in shown and "not shown: keep this line as it is" in shown
+    assert len(shown) < len(view.originals[path])
+    diff = EDIT_FORMATS.get("diff")
+    candidate, malformed = view.candidate(_search_replace(path, before, after), diff, None)
+    assert malformed is None and candidate.code is not None
+    fixed = view.originals[path].replace(before, after)
+    assert candidate.code == changes({path: view.originals[path]}, {path: fixed})
+    marker = next(line for line in shown.splitlines() if "not shown" in line)
+    dropped = _search_replace(path, marker + "\n", "")
+    candidate, malformed = view.candidate(dropped, diff, None)
+    assert malformed is not None and malformed.outcome is Outcome.MALFORMED_EDIT
+    assert "stands for lines not shown" in malformed.detail and candidate.code == ""

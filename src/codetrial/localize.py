@@ -25,10 +25,14 @@ from string import Template
 
 from rank_bm25 import BM25Okapi
 
+from codetrial.edits import EditFormat
 from codetrial.prompts import read_template
+from codetrial.records import Candidate, Outcome, Verdict
+from codetrial.store.artifacts import changes
 from codetrial.tasks import AnyTask, RepositoryTask
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict.repository import base_archive
+from codetrial.verdict.workspace import apply_edit
 
 TOP_FILES = 3
 CHARS_PER_TOKEN = 3
@@ -111,6 +115,20 @@ class Localized:
     view: WorkspaceTask
     originals: Mapping[str, str]
     note: str
+
+    def candidate(
+        self, response: str, edit_format: EditFormat, workspace: Mapping[str, str] | None
+    ) -> tuple[Candidate, Verdict | None]:
+        """The response's edit applied to the excerpts (as `workspace`, the last try,
+        left them), as a candidate whose code is the patch it makes to the whole files;
+        with a malformed_edit verdict when it cannot be applied or expanded."""
+        files, malformed = apply_edit(response, self.view, edit_format, workspace)
+        whole = self.expand(files)
+        if isinstance(whole, str):
+            message = f"The edit could not be applied: {whole}"
+            malformed = Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message)
+            whole = dict(self.originals)
+        return Candidate(response, changes(dict(self.originals), whole), files), malformed
 
     def expand(self, files: Mapping[str, str]) -> dict[str, str] | str:
         """The whole files that edited excerpts stand for, each marker line replaced by

@@ -40,7 +40,6 @@ from codetrial.records import (
 )
 from codetrial.repair import needs_repair, repair_prompt
 from codetrial.store import RunStore
-from codetrial.store.artifacts import changes
 from codetrial.tasks import AnyTask, RepositoryTask, Task, WorkspaceTask
 from codetrial.verdict.pool import JudgePool
 from codetrial.verdict.workspace import apply_edit
@@ -146,13 +145,7 @@ def submit(
     the whole files."""
     if isinstance(task, RepositoryTask):
         assert view is not None
-        files, malformed = apply_edit(text, view.view, edit_format, workspace)
-        whole = view.expand(files)
-        if isinstance(whole, str):
-            message = f"The edit could not be applied: {whole}"
-            malformed = Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message)
-            whole = dict(view.originals)
-        candidate = Candidate(text, changes(dict(view.originals), whole), files)
+        candidate, malformed = view.candidate(text, edit_format, workspace)
         if malformed is not None:
             return candidate, settled(malformed)
         return candidate, pool.submit_repository(candidate.code or "", task)

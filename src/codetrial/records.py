@@ -121,12 +121,19 @@ class TestResult(BaseModel):
 FAIL_TO_PASS, PASS_TO_PASS = "FAIL_TO_PASS", "PASS_TO_PASS"
 
 
+def holds(result: TestResult) -> bool:
+    """Whether a repository task's listed test counts as passing, as SWE-bench grades
+    it: a FAIL_TO_PASS test must pass; a PASS_TO_PASS test may also be skipped."""
+    kept = (TestOutcome.PASSED, TestOutcome.SKIPPED) if result.group == PASS_TO_PASS else ()
+    return result.outcome is TestOutcome.PASSED or result.outcome in kept
+
+
 def group_counts(results: Sequence[TestResult]) -> dict[str, tuple[int, int]]:
-    """(passed, total) of a repository task's FAIL_TO_PASS and PASS_TO_PASS tests."""
+    """(passing, total) of a repository task's FAIL_TO_PASS and PASS_TO_PASS tests."""
     counts = {}
     for group in (FAIL_TO_PASS, PASS_TO_PASS):
         mine = [r for r in results if r.group == group]
-        counts[group] = (sum(r.outcome is TestOutcome.PASSED for r in mine), len(mine))
+        counts[group] = (sum(holds(r) for r in mine), len(mine))
     return counts
 
 

@@ -8,8 +8,9 @@ those holding a listed test are restored from `base_commit` (so a patch cannot e
 tests that judge it), as are any conftest.py files it changed or added; the test patch
 is applied. In the sandbox, with the task's package environment bound read-only, pytest
 runs the files of the listed tests (see `codetrial.sandbox.pytestrun`). The instance is
-resolved iff every FAIL_TO_PASS and every PASS_TO_PASS test passes (an expected failure
-counts as passing, as in SWE-bench; a test with no result does not).
+resolved iff every FAIL_TO_PASS and every PASS_TO_PASS test holds, as SWE-bench grades
+it (see `codetrial.records.holds`): an expected failure counts as passing, a skipped
+PASS_TO_PASS test as kept, and a test with no result as failing.
 
 Trust level "in-sandbox": pytest shares a process with the patched code, which could in
 principle rewrite results before they are sent. The run must come with this run's
@@ -42,6 +43,7 @@ from codetrial.records import (
     Verdict,
     Visibility,
     group_counts,
+    holds,
 )
 from codetrial.sandbox import Sandbox, TestRun
 from codetrial.tasks import RepositoryTask
@@ -233,17 +235,13 @@ def _collect(
         for test in tests:
             record = reported.get(test, {"outcome": "error", "exception": "not run"})
             outcome = TestOutcome.PASSED if record.get("xfail") else TestOutcome(record["outcome"])
-            results.append(
-                TestResult(
-                    name=test,
-                    visibility=Visibility.HIDDEN,
-                    outcome=outcome,
-                    group=group,
-                    exception_type=str(record.get("exception") or "") or None,
-                    duration_s=_seconds(record.get("seconds")),
-                )
-            )
-            if outcome is not TestOutcome.PASSED:
+            result = TestResult(
+                name=test, visibility=Visibility.HIDDEN, outcome=outcome, group=group,
+                exception_type=str(record.get("exception") or "") or None,
+                duration_s=_seconds(record.get("seconds")),
+            )  # fmt: skip
+            results.append(result)
+            if not holds(result):
                 trace = str(record.get("trace", ""))
                 output.append(f"{group} {test}: {outcome.value}\n{trace}".strip())
     if len(output) > SHOWN_FAILURES:
@@ -279,7 +277,7 @@ def judge_repository(
     with sandbox.test_run(texts, {}, nonce, limits, blobs=blobs, pytest=pytest) as run:
         results, problems, failures = _collect(run, nonce, task)
     phases = (("patch", prepared - started), ("tests", time.perf_counter() - prepared))
-    resolved = not problems and all(r.outcome is TestOutcome.PASSED for r in results)
+    resolved = not problems and all(holds(r) for r in results)
     if run.stop is not None:
         outcome = classify(run.stop, results, complete=False)
     else:
