@@ -117,6 +117,7 @@ def test_a_predictions_file_gets_swe_bench_s_counts(setup: Setup, tmp_path: Path
     keys = ("total", "submitted", "completed", "resolved", "unresolved", "empty_patch", "error")
     assert [counts["gold"][k] for k in keys] == [15, 15, 15, 15, 0, 0, 0]
     assert counts["gold"]["resolved_rate"]["value"] == 1.0
+    assert data["edits"] == []
     assert [counts["empty"][k] for k in keys] == [15, 15, 0, 0, 0, 15, 0]
     assert [counts["wrong"][k] for k in keys] == [15, 2, 1, 0, 1, 0, 1]
     (broken,) = [i for i in counts["wrong"]["instances"] if i["task_id"] == "pytoolz__toolz-1"]
@@ -176,6 +177,8 @@ def test_run_retrieves_edits_judges_and_repairs(setup: Setup, tmp_path: Path) ->
     assert outcomes == {instance_id: ["failed", "passed"] for instance_id in chosen}
     (summary,) = data["repositories"]
     assert summary["resolved"] == 3 and summary["total"] == 3
+    (edits,) = data["edits"]
+    assert edits["edit_format"] == "diff" and edits["well_formed_cases"] == 3
     manifest = data["manifest"]
     assert manifest["config"]["edit_format"] == "diff"
     assert "repository_issue.md" in manifest["prompt_sha256"]

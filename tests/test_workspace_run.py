@@ -128,7 +128,7 @@ def test_replaying_every_reference_passes_and_aider_s_columns_count_it(
     )
     assert "+class InputCell" in (stored / "changes_repaired.diff").read_text()
     report = (run_dir / "report.html").read_text()
-    assert "Workspace tasks, as aider" in report and "in-sandbox" in report
+    assert "Edits, as aider" in report and "in-sandbox" in report
 
 
 def test_udiff_replays_pass_a_broken_patch_is_malformed_and_a_rerun_agrees(

@@ -66,8 +66,9 @@ def pass_at_k_table(rows: Sequence[PassAtK]) -> Table:
 
 
 def edit_table(rows: Sequence[EditSummary]) -> Table:
-    """aider's leaderboard columns for workspace tasks, a column per model."""
-    table = Table(title="Workspace tasks, as aider's leaderboard reports them")
+    """aider's leaderboard columns for tasks answered in an edit format, a column per
+    model."""
+    table = Table(title="Edits, as aider's leaderboard reports them")
     table.add_column("")
     for r in rows:
         table.add_column(f"{r.model}\n{r.edit_format}", justify="right")

@@ -33,6 +33,7 @@ from codetrial.report.summary import (
 )
 from codetrial.store import RunStore
 from codetrial.store.artifacts import changes, read_json, slug, write_atomic
+from codetrial.store.manifest import Manifest
 
 SELECTION = "selection.json"
 JUDGE_EVAL = "judge_eval.json"
@@ -64,12 +65,19 @@ def figures(store: RunStore) -> Figures:
         edit_summaries(
             results,
             config.models,
-            set(manifest.workspaces),
+            edited_tasks(manifest),
             config.edit_format or "",
             config.repair_attempts + 1,
         ),
         repository_summaries(results, config.models, list(manifest.repositories)),
     )
+
+
+def edited_tasks(manifest: Manifest) -> set[str]:
+    """The tasks a model answered in an edit format: workspace tasks, and repository
+    tasks when a model was asked for the fix (not when patches came from a file)."""
+    repositories = set(manifest.repositories) if manifest.config.edit_format else set()
+    return set(manifest.workspaces) | repositories
 
 
 def render(template: str, **context: Any) -> str:

@@ -120,7 +120,7 @@ def pass_at_k_rows(
 
 @dataclass(frozen=True)
 class EditSummary:
-    """aider's leaderboard columns for one model's workspace tasks (each task's first
+    """aider's leaderboard columns for one model's edited tasks (each task's first
     sample): the pass rate after each try, with a 95% bootstrap interval over tasks;
     cases none of whose responses was a malformed edit; malformed responses; tries
     whose files did not compile, as a SyntaxError or as an IndentationError (TabError
@@ -162,14 +162,15 @@ def _syntax(attempt: AttemptRecord, *names: str) -> bool:
 
 
 def edit_summaries(
-    results: Sequence[TaskResult], models: Sequence[str], workspace_ids: set[str],
+    results: Sequence[TaskResult], models: Sequence[str], edited_ids: set[str],
     edit_format: str, tries: int,
 ) -> list[EditSummary]:  # fmt: skip
-    """One EditSummary per model that tried workspace tasks."""
+    """One EditSummary per model that answered tasks in an edit format (`edited_ids`:
+    workspace tasks, and repository tasks a model was asked to fix)."""
     rows = []
     for model in models:
         mine = [r for r in results
-                if r.model == model and r.sample == 0 and r.task_id in workspace_ids]  # fmt: skip
+                if r.model == model and r.sample == 0 and r.task_id in edited_ids]  # fmt: skip
         if not mine:
             continue
         chains = [(r.first, *r.repairs) for r in mine]
