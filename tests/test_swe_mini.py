@@ -216,6 +216,10 @@ def test_repository_suites_say_what_they_need(setup: Setup, tmp_path: Path) -> N
     stray.write_text('{"instance_id": "nope", "model_name_or_path": "m", "model_patch": ""}\n')
     unknown = setup.cli(*setup.swe("evaluate", stray, "--runs-dir", tmp_path / "runs"))
     assert unknown.returncode == 3 and "names no instance" in unknown.stderr
+    wrong_suite = setup.cli("evaluate", stray, "--suite", "contracts10", "--runs-dir", tmp_path)
+    assert wrong_suite.returncode == 2 and "takes repository tasks" in wrong_suite.stderr
+    functions = setup.cli("envs", "--suite", "contracts10")
+    assert functions.returncode == 2 and "--suite swe" in functions.stderr
     assert "Traceback" not in no_repos.stderr + unbuilt.stderr + unknown.stderr
 
 

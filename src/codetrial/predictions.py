@@ -14,11 +14,11 @@ from pathlib import Path
 
 from codetrial import environments
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
-from codetrial.errors import ConfigError, TaskFormatError
+from codetrial.errors import TaskFormatError
 from codetrial.pipeline import verdict_of
 from codetrial.records import AttemptRecord, Candidate, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
-from codetrial.tasks import RepositoryTask, load_suite
+from codetrial.tasks import RepositoryTask, load_suite, repository_tasks
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.verdict.pool import JudgePool
 
@@ -68,14 +68,6 @@ class PredictionsJob:
     unsafe_host_exec: bool = False
 
 
-def repository_tasks(suite: str, data: Path | None, command: str) -> list[RepositoryTask]:
-    """The suite's tasks, which must be repository tasks."""
-    tasks = load_suite(suite, None, data)
-    if not all(isinstance(t, RepositoryTask) for t in tasks):
-        raise ConfigError(f"{command} takes a suite of repository tasks; {suite!r} is not one")
-    return [t for t in tasks if isinstance(t, RepositoryTask)]
-
-
 def judge_predictions(
     job: PredictionsJob,
     *,
@@ -83,7 +75,7 @@ def judge_predictions(
     progress: Callable[[Verdict], None] = lambda verdict: None,
 ) -> RunStore:
     """Judge a predictions file into a new run directory; the store comes back open."""
-    tasks = repository_tasks(job.suite, job.data, "codetrial evaluate")
+    tasks = repository_tasks(load_suite(job.suite, None, job.data), "codetrial evaluate")
     predictions = read_predictions(job.predictions, tasks)
     repositories, by_task = environments.for_tasks(
         tasks, job.repos, job.wheels, "codetrial evaluate"

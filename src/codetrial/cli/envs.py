@@ -11,7 +11,7 @@ from rich.table import Table
 from codetrial import environments
 from codetrial.cli.options import DataFile, Wheels
 from codetrial.cli.views import console
-from codetrial.predictions import repository_tasks
+from codetrial.tasks import load_suite, repository_tasks
 
 
 def envs(
@@ -21,7 +21,7 @@ def envs(
 ) -> None:
     """Build every missing package environment of a suite of repository tasks (from
     the package index, or with --wheels from a folder of wheels alone) and list them."""
-    tasks = repository_tasks(suite, data, "codetrial envs")
+    tasks = repository_tasks(load_suite(suite, None, data), "codetrial envs")
     table = Table(title=f"package environments in {environments.environments_dir()}")
     for header in ("repositories", "packages", "installed", "built"):
         table.add_column(header)

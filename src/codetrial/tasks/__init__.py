@@ -15,6 +15,7 @@ from codetrial.tasks.loader import (
     known_suites,
     load_folder,
     load_suite,
+    repository_tasks,
 )
 from codetrial.tasks.model import Signature, Task, TestFile
 from codetrial.tasks.repository import RepositoryTask
@@ -23,4 +24,5 @@ from codetrial.tasks.workspace import WorkspaceTask
 __all__ = [
     "AnyTask", "RepositoryTask", "Signature", "Task", "TestFile", "WorkspaceTask", "defaults_for",
     "function_tasks", "gate_for", "known_suites", "load_folder", "load_suite",
+    "repository_tasks",
 ]  # fmt: skip

@@ -245,6 +245,16 @@ def function_tasks(tasks: Sequence[AnyTask], command: str) -> list[Task]:
     return [t for t in tasks if isinstance(t, Task)]
 
 
+def repository_tasks(tasks: Sequence[AnyTask], command: str) -> list[RepositoryTask]:
+    """`tasks`, for a command that takes repository tasks only; a ConfigError otherwise."""
+    if not tasks or not all(isinstance(t, RepositoryTask) for t in tasks):
+        raise ConfigError(
+            f"{command} takes repository tasks (SWE-bench instances): pass --suite swe "
+            "--data INSTANCES.jsonl"
+        )
+    return [t for t in tasks if isinstance(t, RepositoryTask)]
+
+
 def gate_for(tasks: Sequence[AnyTask], gate: str | None) -> str:
     """The gate profile to judge `tasks` with: `gate`, else the tasks' own. Workspace
     and repository tasks take only "off": their files are modules with classes and
