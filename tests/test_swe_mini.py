@@ -243,3 +243,18 @@ def test_an_edit_to_an_excerpt_becomes_a_patch_of_the_whole_file(setup: Setup) -
     candidate, malformed = view.candidate(dropped, diff, None)
     assert malformed is not None and malformed.outcome is Outcome.MALFORMED_EDIT
     assert "stands for lines not shown" in malformed.detail and candidate.code == ""
+
+
+def test_the_context_must_hold_every_try_of_a_repository_task(setup: Setup) -> None:
+    """A later try's prompt holds the files again, the earlier answer and its test
+    output: the excerpts are cut so that it fits, and a context too small is refused."""
+    (task,) = load_suite("swe", ["pytoolz__toolz-1"], INSTANCES)
+    assert isinstance(task, RepositoryTask)
+    one = localize(task, setup.repos, num_ctx=8192, max_tokens=2048, tries=1)
+    two = localize(task, setup.repos, num_ctx=8192, max_tokens=2048, tries=2)
+    shown = [sum(len(text) for _, text in view.view.files) for view in (one, two)]
+    assert 0 < shown[1] < shown[0] <= (8192 - 2048 - 1024) * 3
+    assert shown[1] <= (8192 - 2 * 2048 - 1024) * 3 - 4000
+    small = setup.cli(*setup.swe("run", "--model", "scripted", "--num-ctx", "4096",
+                                 "--max-tokens", "1536", "--task", task.id))  # fmt: skip
+    assert small.returncode == 2 and "raise --num-ctx" in small.stderr

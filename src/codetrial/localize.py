@@ -25,12 +25,15 @@ from string import Template
 
 from rank_bm25 import BM25Okapi
 
+from codetrial.config import RunConfig
 from codetrial.edits import EditFormat
+from codetrial.errors import ConfigError
 from codetrial.prompts import read_template
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.store.artifacts import changes
 from codetrial.tasks import AnyTask, RepositoryTask
 from codetrial.tasks.workspace import WorkspaceTask
+from codetrial.verdict import FEEDBACK_CHARS
 from codetrial.verdict.repository import base_archive
 from codetrial.verdict.workspace import apply_edit
 
@@ -175,15 +178,25 @@ def _excerpt(text: str, chosen: list[tuple[int, int]]) -> str:
     return "".join(out)
 
 
-def localize(task: RepositoryTask, repos: Path, num_ctx: int, max_tokens: int) -> Localized:
+def localize(
+    task: RepositoryTask, repos: Path, num_ctx: int, max_tokens: int, tries: int = 1
+) -> Localized:
     """The repository task as a workspace task a model can edit: excerpts of its most
-    relevant files that fit `num_ctx` tokens with room for `max_tokens`."""
+    relevant files that fit `num_ctx` tokens on every one of `tries`. A later try's
+    prompt holds the files once more, the earlier answers (up to `max_tokens` each) and
+    the test output they got (up to FEEDBACK_CHARS), as aider's protocol has it."""
     sources = _sources(task, repos)
     paths = sorted(sources)
     top = [paths[i] for i in _ranked([f"{p} {sources[p]}" for p in paths], task.problem_statement)]
     top = top[:TOP_FILES]
-    room = (num_ctx - max_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN
-    room -= len(task.problem_statement)
+    room = (num_ctx - tries * max_tokens - PROMPT_RESERVE_TOKENS) * CHARS_PER_TOKEN
+    room -= len(task.problem_statement) + (tries - 1) * FEEDBACK_CHARS
+    if room <= 0:
+        raise ConfigError(
+            f"--num-ctx {num_ctx} leaves no room for the repository's files beside the issue "
+            f"and {tries} answer(s) of --max-tokens {max_tokens} with their test output: "
+            "raise --num-ctx, or lower --max-tokens or --tries"
+        )
     pieces = [(path, span) for path in top for span in _chunks(sources[path], room // 2)]
     texts = ["".join(sources[p].splitlines(keepends=True)[s - 1 : e]) for p, (s, e) in pieces]
     chosen: dict[str, list[tuple[int, int]]] = {}
@@ -219,11 +232,10 @@ def localize(task: RepositoryTask, repos: Path, num_ctx: int, max_tokens: int) -
     return Localized(view, {path: sources[path] for path, _ in files}, note)
 
 
-def views(
-    tasks: Sequence[AnyTask], repos: Path | None, num_ctx: int, max_tokens: int
-) -> dict[str, Localized]:
-    """Each repository task's view, by task id."""
+def views(tasks: Sequence[AnyTask], config: RunConfig) -> dict[str, Localized]:
+    """Each repository task's view under a run's conditions, by task id."""
+    tries = config.repair_attempts + 1
     return {
-        t.id: localize(t, repos, num_ctx, max_tokens)
-        for t in tasks if isinstance(t, RepositoryTask) and repos is not None
+        t.id: localize(t, config.repos, config.num_ctx, config.max_tokens, tries)
+        for t in tasks if isinstance(t, RepositoryTask) and config.repos is not None
     }  # fmt: skip

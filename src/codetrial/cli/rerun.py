@@ -54,7 +54,7 @@ def rerun_command(
         repositories, _ = environments.for_tasks(
             tasks, config.repos, config.wheels, "codetrial rerun"
         )
-        shown = localize.views(tasks, config.repos, config.num_ctx, config.max_tokens)
+        shown = localize.views(tasks, config)
         pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
         try:
             result = rerun(store, profile, pool, tasks, shown)

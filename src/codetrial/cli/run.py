@@ -172,7 +172,7 @@ def run(
     repositories, built = environments.for_tasks(
         tasks, config.repos, config.wheels, "codetrial run"
     )
-    shown = localize.views(tasks, config.repos, config.num_ctx, config.max_tokens)
+    shown = localize.views(tasks, config)
     backends = [create_backend(name, config.endpoints) for name in config.models]
     pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec, repositories)
     if resumed is not None:
