@@ -19,7 +19,7 @@ from codetrial.pipeline import verdict_of
 from codetrial.records import AttemptRecord, Candidate, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.tasks import RepositoryTask, load_suite, repository_tasks
-from codetrial.tasks.jsonl import read_jsonl
+from codetrial.tasks.jsonl import first_record, read_jsonl
 from codetrial.verdict.pool import JudgePool
 
 Predictions = dict[str, dict[str, str]]  # model -> instance id -> patch
@@ -27,9 +27,7 @@ Predictions = dict[str, dict[str, str]]  # model -> instance id -> patch
 
 def is_predictions(path: Path) -> bool:
     """Whether a JSONL file's first object reads as a SWE-bench prediction."""
-    for _, line in read_jsonl(path):
-        return "model_patch" in line
-    return False
+    return "model_patch" in (first_record(path) or {})
 
 
 def read_predictions(path: Path, tasks: list[RepositoryTask]) -> Predictions:

@@ -30,3 +30,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         if not isinstance(record, dict):
             raise TaskFormatError(f"{where}: a line must hold a JSON object")
         yield where, record
+
+
+def first_record(path: Path) -> dict[str, Any] | None:
+    """A JSONL file's first object (None in an empty file), to tell its format by."""
+    return next((record for _, record in read_jsonl(path)), None)

@@ -48,7 +48,7 @@ from codetrial.records import (
 from codetrial.sandbox import Sandbox, TestRun
 from codetrial.tasks import RepositoryTask
 from codetrial.verdict import classify
-from codetrial.verdict.workspace import trimmed
+from codetrial.verdict.workspace import signed, trimmed
 
 _GIT_TIMEOUT_S = 120
 SHOWN_FAILURES = 50  # failures whose text is kept; every test's result is kept
@@ -211,24 +211,15 @@ def _collect(
     """Results of the listed tests (a missing one is an error), the problems that make
     the run untrustworthy, and the failures' text."""
     reported: dict[str, dict[str, Any]] = {}
-    problems: list[str] = []
     output: list[str] = []
-    ended = foreign = False
-    for record in run.records():
-        if record.get("nonce") != nonce or ended:
-            foreign = True
-        elif isinstance(record.get("test"), str) and record.get("outcome") in _OUTCOMES:
+    records, problems = signed(run, nonce)
+    for record in records:
+        if isinstance(record.get("test"), str) and record.get("outcome") in _OUTCOMES:
             reported[record["test"]] = record
         elif "collection_error" in record:
             output.append(
                 f"ERROR collecting {record['collection_error']}\n{record.get('trace', '')}"
             )
-        elif "end" in record:
-            ended = True
-    if foreign:
-        problems.append("records that are not this run's runner's")
-    if not ended:
-        problems.append("the runner did not finish")
     results = []
     groups = [(FAIL_TO_PASS, task.fail_to_pass), (PASS_TO_PASS, task.pass_to_pass)]
     for group, tests in groups:

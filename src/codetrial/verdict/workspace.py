@@ -90,6 +90,24 @@ def _result(record: dict[str, Any]) -> TestResult:
     )
 
 
+def signed(run: TestRun, nonce: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The records the runner sent with this run's nonce before its end record, and
+    the problems that keep the run from being trusted: records that are not the
+    runner's (unsigned, or sent after the end), and a runner that never finished."""
+    records: list[dict[str, Any]] = []
+    foreign = 0
+    ended = False
+    for record in run.records():
+        if record.get("nonce") != nonce or ended:
+            foreign += 1
+        elif "end" in record:
+            ended = True
+        else:
+            records.append(record)
+    problems = [f"{foreign} record(s) that are not this run's runner's"] if foreign else []
+    return records, problems + ([] if ended else ["the runner did not finish"])
+
+
 def _collect(
     run: TestRun, nonce: str, expected: frozenset[str]
 ) -> tuple[list[TestResult], list[str], list[str]]:
@@ -98,12 +116,9 @@ def _collect(
     results: list[TestResult] = []
     problems: list[str] = []
     output: list[str] = []
-    ended = False
-    foreign = 0
-    for record in run.records():
-        if record.get("nonce") != nonce or ended:
-            foreign += 1
-        elif "test" in record and record.get("outcome") in _OUTCOMES:
+    records, untrusted = signed(run, nonce)
+    for record in records:
+        if "test" in record and record.get("outcome") in _OUTCOMES:
             results.append(_result(record))
             if record["outcome"] != TestOutcome.PASSED:
                 output.append(f"FAILED {record['test']}\n{record.get('trace', '')}")
@@ -114,17 +129,11 @@ def _collect(
             )
         elif "tampered" in record:
             problems.append(f"the code under test changed the test machinery: {record['tampered']}")
-        elif "end" in record:
-            ended = True
-    if foreign:
-        problems.append(f"{foreign} record(s) that are not this run's runner's")
     names = [r.name for r in results]
     if len(set(names)) != len(names) or set(names) != expected:
         missing = len(expected - set(names))
         problems.append(f"{len(names)} results for {len(expected)} tests ({missing} missing)")
-    if not ended:
-        problems.append("the runner did not finish")
-    return results, problems, output
+    return results, problems + untrusted, output
 
 
 def apply_edit(
