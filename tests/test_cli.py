@@ -159,10 +159,10 @@ def test_unsafe_host_exec_is_recorded_and_shown(
 
 def test_refuses_to_execute_without_namespaces(tmp_path: Path) -> None:
     """Inside a user namespace that may not nest another, no sandbox can start."""
-    from codetrial.sandbox.launch import bwrap_binary
+    from codetrial.sandbox.launch import find_bwrap
 
     wrong = FIXTURES / "wrong" / "merge_intervals" / "mutates_input.py"
-    jail = [str(bwrap_binary()), "--unshare-user", "--disable-userns", "--dev-bind", "/", "/"]
+    jail = [str(find_bwrap().path), "--unshare-user", "--disable-userns", "--dev-bind", "/", "/"]
     args = [CODETRIAL, "check", str(wrong), "--task", "merge_intervals"]
     refused = subprocess.run([*jail, *args], capture_output=True, text=True, env=CLI_ENV)
     assert refused.returncode == 6

@@ -9,12 +9,13 @@ from pathlib import Path
 
 from codetrial.config import RunConfig
 from codetrial.errors import SandboxError
-from codetrial.evaluate import judge_all, read_samples
 from codetrial.gate import Profile, get_profile
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.report import figures
+from codetrial.samples import judge_all, read_samples
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
+from codetrial.tasks.jsonl import read_jsonl
 from codetrial.verdict.pool import JudgePool
 from tests.conftest import FAST_LIMITS
 
@@ -51,7 +52,11 @@ def test_a_sandbox_error_is_an_infra_error_verdict(
     pool = _SandboxFailsFor(tasks[1].reference or "")
     try:
         verdicts = judge_all(
-            read_samples(samples, tasks), MODEL, pool, get_profile("builtins-only"), store
+            read_samples(read_jsonl(samples), tasks),
+            MODEL,
+            pool,
+            get_profile("builtins-only"),
+            store,
         )
     finally:
         pool.close()

@@ -10,7 +10,7 @@ import pytest
 from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
 from codetrial.registry import Registry
-from codetrial.select import named
+from codetrial.selection import named
 
 
 def test_a_name_registered_twice_is_refused() -> None:

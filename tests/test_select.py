@@ -12,7 +12,7 @@ from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.metrics import mcnemar_exact
 from codetrial.records import AttemptRecord, Outcome
-from codetrial.select import (
+from codetrial.selection import (
     PoolCandidate,
     TaskPool,
     compare_strategies,
@@ -20,11 +20,11 @@ from codetrial.select import (
     ranking,
     select_pass_at_1,
 )
-from codetrial.select.evidence import Entry, Execution, execute, generated_inputs
-from codetrial.select.generated import extract_tests, runs_as_one
-from codetrial.select.judging import calibration, quality
-from codetrial.select.learned import Signals
-from codetrial.select.pools import build
+from codetrial.selection.evidence import Entry, Execution, execute, generated_inputs
+from codetrial.selection.generated import extract_tests, runs_as_one
+from codetrial.selection.judging import calibration, quality
+from codetrial.selection.learned import Signals
+from codetrial.selection.pools import build
 from codetrial.store.artifacts import slug
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool

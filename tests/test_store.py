@@ -12,7 +12,7 @@ import pytest
 from codetrial.config import RunConfig
 from codetrial.errors import StoreError
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
-from codetrial.sandbox.launch import bwrap_binary
+from codetrial.sandbox.launch import find_bwrap
 from codetrial.store import SCHEMA_VERSION, RunStore, new_manifest
 from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL
@@ -163,7 +163,7 @@ def test_a_folder_that_is_no_run(tmp_path: Path) -> None:
 def _without_capabilities() -> list[str]:
     """A command prefix under which file permissions hold even for root: a user
     namespace of its own, where no capability reaches the machine's files."""
-    return [str(bwrap_binary()), "--unshare-user", "--uid", "1000", "--gid", "1000",
+    return [str(find_bwrap().path), "--unshare-user", "--uid", "1000", "--gid", "1000",
             "--dev-bind", "/", "/"]  # fmt: skip
 
 

@@ -1,3 +1,99 @@
-"""codetrial: put LLM-written code on trial before anyone relies on it."""
+"""codetrial: put LLM-written code on trial before anyone relies on it.
+
+The public API (the command line is a thin layer over it)::
+
+    import codetrial
+
+    run = codetrial.run("contracts10", ["embedded"])        # a trial, stored
+    run = codetrial.evaluate("samples.jsonl")                # another tool's samples
+    verdict = codetrial.judge(code, task)                    # one candidate
+    chosen = codetrial.select(run, "random,likelihood")      # selection strategies
+    run = codetrial.open_run("runs/...")                     # a stored run
+
+Names are imported when first used, so `import codetrial` loads nothing else.
+"""
+
+import importlib as _importlib
+import typing as _typing
 
 __version__ = "0.1.0"
+
+_HOMES = {
+    "run": "codetrial.api",
+    "evaluate": "codetrial.api",
+    "judge": "codetrial.api",
+    "Judge": "codetrial.api",
+    "select": "codetrial.api",
+    "SelectionResult": "codetrial.api",
+    "compare": "codetrial.api",
+    "load_tasks": "codetrial.api",
+    "open_run": "codetrial.runs",
+    "Run": "codetrial.runs",
+    "ModelSelection": "codetrial.selection.sidebyside",
+    "Comparison": "codetrial.report.compare",
+    "Progress": "codetrial.progress",
+    "Verdict": "codetrial.records",
+    "Outcome": "codetrial.records",
+    "TaskResult": "codetrial.records",
+    "AttemptRecord": "codetrial.records",
+    "TestResult": "codetrial.records",
+    "Task": "codetrial.tasks",
+    "Estimate": "codetrial.metrics",
+    "CodetrialError": "codetrial.errors",
+}
+__all__ = [
+    "AttemptRecord",
+    "CodetrialError",
+    "Comparison",
+    "Estimate",
+    "Judge",
+    "ModelSelection",
+    "Outcome",
+    "Progress",
+    "Run",
+    "SelectionResult",
+    "Task",
+    "TaskResult",
+    "TestResult",
+    "Verdict",
+    "compare",
+    "evaluate",
+    "judge",
+    "load_tasks",
+    "open_run",
+    "run",
+    "select",
+]
+
+if _typing.TYPE_CHECKING:
+    from codetrial.api import (
+        Judge,
+        SelectionResult,
+        compare,
+        evaluate,
+        judge,
+        load_tasks,
+        run,
+        select,
+    )
+    from codetrial.errors import CodetrialError
+    from codetrial.metrics import Estimate
+    from codetrial.progress import Progress
+    from codetrial.records import AttemptRecord, Outcome, TaskResult, TestResult, Verdict
+    from codetrial.report.compare import Comparison
+    from codetrial.runs import Run, open_run
+    from codetrial.selection.sidebyside import ModelSelection
+    from codetrial.tasks import Task
+
+
+def __getattr__(name: str) -> _typing.Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'codetrial' has no attribute {name!r}")
+    value = getattr(_importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

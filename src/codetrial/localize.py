@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
-from rank_bm25 import BM25Okapi
-
 from codetrial.config import RunConfig
 from codetrial.edits import EditFormat
 from codetrial.errors import ConfigError
+from codetrial.extras import require
 from codetrial.prompts import read_template
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.store.artifacts import changes
@@ -70,7 +69,8 @@ def _sources(task: RepositoryTask, repos: Path) -> dict[str, str]:
 
 def _ranked(documents: Sequence[str], query: str) -> list[int]:
     """Indexes of `documents`, best match for `query` first."""
-    scores = BM25Okapi([_words(d) or ["_"] for d in documents]).get_scores(_words(query))
+    bm25 = require("rank_bm25", "rank-bm25", "repositories", "retrieval for repository tasks")
+    scores = bm25.BM25Okapi([_words(d) or ["_"] for d in documents]).get_scores(_words(query))
     return sorted(range(len(documents)), key=lambda i: -scores[i])
 
 

@@ -16,25 +16,25 @@ from codetrial import environments
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
 from codetrial.errors import TaskFormatError
 from codetrial.pipeline import verdict_of
-from codetrial.records import AttemptRecord, Candidate, Verdict
+from codetrial.records import AttemptRecord, Candidate
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.tasks import RepositoryTask, load_suite, repository_tasks
-from codetrial.tasks.jsonl import first_record, read_jsonl
+from codetrial.tasks.jsonl import JsonLines
 from codetrial.verdict.pool import JudgePool
 
 Predictions = dict[str, dict[str, str]]  # model -> instance id -> patch
 
 
-def is_predictions(path: Path) -> bool:
-    """Whether a JSONL file's first object reads as a SWE-bench prediction."""
-    return "model_patch" in (first_record(path) or {})
+def is_predictions(lines: JsonLines) -> bool:
+    """Whether the first object reads as a SWE-bench prediction."""
+    return "model_patch" in lines.first
 
 
-def read_predictions(path: Path, tasks: list[RepositoryTask]) -> Predictions:
+def read_predictions(lines: JsonLines, tasks: list[RepositoryTask]) -> Predictions:
     """Every model's patch per instance; a TaskFormatError names the line and field."""
     known = {t.id for t in tasks}
     found: Predictions = {}
-    for where, line in read_jsonl(path):
+    for where, line in lines.items:
         instance, model = line.get("instance_id"), line.get("model_name_or_path")
         if instance not in known:
             raise TaskFormatError(f"{where}: field 'instance_id' names no instance of the suite")
@@ -47,7 +47,7 @@ def read_predictions(path: Path, tasks: list[RepositoryTask]) -> Predictions:
             raise TaskFormatError(f"{where}: a second prediction of {instance} by {model}")
         found[model][str(instance)] = patch or ""
     if not found:
-        raise TaskFormatError(f"{path}: no predictions in this file")
+        raise TaskFormatError("no predictions to judge: the file or the list is empty")
     return found
 
 
@@ -55,7 +55,7 @@ def read_predictions(path: Path, tasks: list[RepositoryTask]) -> Predictions:
 class PredictionsJob:
     """A predictions file and the conditions to judge it under."""
 
-    predictions: Path
+    predictions: JsonLines
     suite: str
     data: Path | None
     repos: Path | None
@@ -70,9 +70,9 @@ def judge_predictions(
     job: PredictionsJob,
     *,
     announce: Callable[[Path, int], None] = lambda run_dir, count: None,
-    progress: Callable[[Verdict], None] = lambda verdict: None,
+    progress: Callable[[AttemptRecord], None] = lambda record: None,
 ) -> RunStore:
-    """Judge a predictions file into a new run directory; the store comes back open."""
+    """Judge predictions into a new run directory; the store comes back open."""
     tasks = repository_tasks(load_suite(job.suite, None, job.data), "codetrial evaluate")
     predictions = read_predictions(job.predictions, tasks)
     repositories, by_task = environments.for_tasks(
@@ -93,9 +93,16 @@ def judge_predictions(
         }
     )
     pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, repositories)
-    source = {model: {"file": str(job.predictions.resolve())} for model in predictions}
+    source = {model: job.predictions.source for model in predictions}
     manifest = new_manifest(
-        new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "", pool.isolation
+        new_run_id(job.runs_dir, tasks[0].suite),
+        config,
+        tasks,
+        source,
+        {},
+        "",
+        pool.isolation,
+        pool.bwrap,
     )
     store = RunStore.create(
         job.runs_dir / manifest.run_id, environments.recorded(manifest, by_task)
@@ -114,7 +121,7 @@ def judge_predictions(
                 verdict, Candidate(patch, patch), model=model, task_id=task.id, sample=0
             )
             store.save(task, record)
-            progress(verdict)
+            progress(record)
     except BaseException:
         store.close()
         raise

@@ -12,14 +12,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 
+from codetrial import environments, localize
 from codetrial.config import Limits
-from codetrial.gate import Profile
+from codetrial.errors import ConfigError
+from codetrial.gate import Profile, get_profile
 from codetrial.localize import Localized
 from codetrial.pipeline import edit_format_of, submit, verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
-from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask
+from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask, gate_for
 from codetrial.verdict.pool import JudgePool
 
 FIRST, REPAIR = "first", "repair"
@@ -75,9 +78,10 @@ def same_verdict(record: AttemptRecord, verdict: Verdict) -> bool:
 
 
 def changed_conditions(
-    store: RunStore, limits: Limits, profile: Profile, isolation: str
+    store: RunStore, limits: Limits, profile: Profile, isolation: str, bwrap: dict[str, str]
 ) -> dict[str, tuple[str, str]]:
-    """Each condition that differs from the run's record: name -> (recorded, now)."""
+    """Each condition that differs from the run's record: name -> (recorded, now); a
+    bubblewrap binary counts as changed when both are known and their hashes differ."""
     manifest = store.manifest
     recorded = manifest.config.limits.model_dump()
     changed = {
@@ -89,6 +93,10 @@ def changed_conditions(
         changed["gate_profile"] = (manifest.config.gate_profile, profile.name)
     if isolation != manifest.isolation:
         changed["isolation"] = (manifest.isolation, isolation)
+    before = manifest.bwrap
+    if before and bwrap and before["sha256"] != bwrap["sha256"]:
+        was, now = (f"{b['source']} {b['version']} ({b['path']})" for b in (before, bwrap))
+        changed["bwrap"] = (was, now)
     return changed
 
 
@@ -141,6 +149,41 @@ def rerun(
     return Rerun(
         tallies=list(tallies.values()),
         differences=differences,
-        changed_conditions=changed_conditions(store, pool.limits, profile, pool.isolation),
+        changed_conditions=changed_conditions(
+            store, pool.limits, profile, pool.isolation, pool.bwrap
+        ),
         isolation=pool.isolation,
     )
+
+
+def rejudge(
+    run_dir: Path, *, timeout: float | None = None, cpu_time: int | None = None,
+    memory_mb: int | None = None, gate: str | None = None, workers: int = 2,
+    unsafe_host_exec: bool = False,
+) -> Rerun:  # fmt: skip
+    """`rerun` on a run directory, under its recorded limits and gate unless some are
+    given here."""
+    store = RunStore.open(run_dir)
+    try:
+        config = store.manifest.config
+        overrides = {"timeout_s": timeout, "cpu_s": cpu_time, "memory_mb": memory_mb}
+        try:
+            limits = Limits.model_validate(
+                config.limits.model_dump()
+                | {name: value for name, value in overrides.items() if value is not None}
+            )
+        except ValueError as exc:
+            raise ConfigError(f"invalid limit: {exc}") from exc
+        tasks = store.tasks()
+        profile = get_profile(gate_for(tasks, gate or config.gate_profile))
+        repositories, _ = environments.for_tasks(
+            tasks, config.repos, config.wheels, "codetrial rerun"
+        )
+        shown = localize.views(tasks, config)
+        pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
+        try:
+            return rerun(store, profile, pool, tasks, shown)
+        finally:
+            pool.close()
+    finally:
+        store.close()

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 from rich.console import Console
 
@@ -42,17 +41,12 @@ app.command("train-ranker")(select.train_ranker)
 
 
 def main() -> None:
+    """The console script. typer reports usage errors (exit 2) and Ctrl-C (exit 130)
+    itself; codetrial's own errors print one line and exit with their class's code."""
     try:
-        status = app(standalone_mode=False)
+        app()
     except CodetrialError as exc:
         console = Console(stderr=True)
         console.print("error:", style="bold red", end=" ")
         console.print(str(exc), markup=False, highlight=False)
         sys.exit(exc.exit_code)
-    except (click.Abort, KeyboardInterrupt):
-        Console(stderr=True).print("interrupted")
-        sys.exit(130)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    sys.exit(status if isinstance(status, int) else 0)

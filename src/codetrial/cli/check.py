@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-from concurrent.futures import Future
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from codetrial import environments
+from codetrial.checks import Checked, Where, check_file, check_references
 from codetrial.cli.options import DataFile, Gate, Repos, UnsafeHostExec, Wheels, Workers
 from codetrial.cli.views import console
-from codetrial.config import Limits
-from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
-from codetrial.gate import Profile, get_profile
-from codetrial.pipeline import submit, verdict_of
-from codetrial.records import Candidate, Outcome, Verdict
-from codetrial.tasks import (
-    AnyTask,
-    RepositoryTask,
-    WorkspaceTask,
-    defaults_for,
-    gate_for,
-    load_suite,
-)
-from codetrial.verdict.pool import JudgePool
+from codetrial.records import Outcome, Verdict
 
 
 def _show(task_id: str, verdict: Verdict) -> None:
@@ -44,54 +30,20 @@ def _show(task_id: str, verdict: Verdict) -> None:
         console.print(output, markup=False, highlight=False)
 
 
-_Checks = list[tuple[str, Future[Verdict] | None, Future[Verdict] | None]]
+def _cell(verdict: Verdict | None, should_pass: bool) -> str:
+    if verdict is None:
+        return "[dim]no reference[/]" if should_pass else ""
+    good = (verdict.outcome is Outcome.PASSED) == should_pass
+    return f"[{'green' if good else 'red'}]{verdict.outcome.value}[/]"
 
 
-def _references(tasks: list[AnyTask], pool: JudgePool, profile: Profile) -> _Checks:
-    """Per task: the verdict on its reference (None without one) and, for a workspace
-    task, on its files as the model first sees them (a repository task: its gold
-    patch, and its tests at the base commit)."""
-    checks: _Checks = []
-    for task in tasks:
-        if isinstance(task, RepositoryTask):
-            start = pool.submit_repository("", task, baseline=True)
-            checks.append((task.id, pool.submit_repository(task.gold_patch, task), start))
-        elif isinstance(task, WorkspaceTask):
-            start = pool.submit_workspace(dict(task.files), task)
-            reference = None
-            if task.reference:
-                reference = pool.submit_workspace(dict(task.files) | dict(task.reference), task)
-            checks.append((task.id, reference, start))
-        elif task.reference is not None:
-            candidate = Candidate(task.reference, task.reference)
-            checks.append((task.id, pool.submit(candidate, task, profile), None))
-        else:
-            checks.append((task.id, None, None))
-    return checks
-
-
-def _check_references(tasks: list[AnyTask], pool: JudgePool, profile: Profile) -> bool:
+def _references_table(checked: list[Checked]) -> Table:
     table = Table(title="References and starting files")
     for header in ("task", "reference", "files as given"):
         table.add_column(header)
-    sound = True
-    for task_id, reference, start in _references(tasks, pool, profile):
-        cells = []
-        if reference is None:
-            cells.append("[dim]no reference[/]")
-        else:
-            outcome = verdict_of(reference).outcome
-            sound &= outcome is Outcome.PASSED
-            cells.append(f"[{'green' if outcome is Outcome.PASSED else 'red'}]{outcome.value}[/]")
-        if start is None:
-            cells.append("")
-        else:
-            outcome = verdict_of(start).outcome
-            sound &= outcome is not Outcome.PASSED
-            cells.append(f"[{'red' if outcome is Outcome.PASSED else 'green'}]{outcome.value}[/]")
-        table.add_row(task_id, *cells)
-    console.print(table)
-    return sound
+    for row in checked:
+        table.add_row(row.task_id, _cell(row.reference, True), _cell(row.start, False))
+    return table
 
 
 def check(
@@ -128,33 +80,17 @@ def check(
     and no starting files do."""
     if references == (file is not None) or (file is not None and task is None):
         raise ConfigError("give FILE with --task ID, or --references")
-    tasks = load_suite(suite, [task] if task else None, data)
-    profile = get_profile(gate_for(tasks, gate))
-    text = ""
-    if file is not None:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ConfigError(f"cannot read {file}: {exc}") from exc
-    defaults = defaults_for(tasks)
-    limits = Limits.validated(
-        defaults.timeout_s if timeout is None else timeout, scratch_mb=defaults.scratch_mb
-    )
-    repositories, _ = environments.for_tasks(tasks, repos, wheels, "codetrial check")
-    pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
+    where = Where(suite, data, repos, wheels, gate, timeout, workers, unsafe_host_exec)
+    if file is None:
+        isolation, profile, checked = check_references(where)
+        console.print(f"isolation: {isolation}  gate: {profile}", highlight=False)
+        console.print(_references_table(checked))
+        raise typer.Exit(0 if all(row.sound for row in checked) else 1)
     try:
-        console.print(f"isolation: {pool.isolation}  gate: {profile.name}", highlight=False)
-        if references:
-            passed = _check_references(tasks, pool, profile)
-        else:
-            (the_task,) = tasks
-            if isinstance(the_task, RepositoryTask):
-                future = pool.submit_repository(text, the_task)
-            else:
-                _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), the_task, text)
-            verdict = verdict_of(future)
-            _show(the_task.id, verdict)
-            passed = verdict.outcome is Outcome.PASSED
-    finally:
-        pool.close()
-    raise typer.Exit(0 if passed else 1)
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {file}: {exc}") from exc
+    isolation, profile, verdict = check_file(text, task or "", where, edit_format)
+    console.print(f"isolation: {isolation}  gate: {profile}", highlight=False)
+    _show(task or "", verdict)
+    raise typer.Exit(0 if verdict.outcome is Outcome.PASSED else 1)

@@ -8,24 +8,24 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from codetrial.cli.views import console
-from codetrial.report.compare import compare as compare_runs
-from codetrial.report.compare import write_comparison
-from codetrial.store import RunStore
+import codetrial
+from codetrial.cli.options import Json
+from codetrial.cli.views import console, print_json
 
 
 def compare(
     run_a: Annotated[Path, typer.Argument(help="the baseline run directory")],
     run_b: Annotated[Path, typer.Argument(help="the run to compare with it")],
-    out: Annotated[Path, typer.Option(help="where to write the HTML page")] = Path("compare.html"),
+    out_file: Annotated[Path, typer.Option("--out", help="where to write the HTML page")] = Path(
+        "compare.html"
+    ),
+    json: Json = False,
 ) -> None:
     """Per-task differences in pass@1, flipped tasks and an exact McNemar test."""
-    a, b = RunStore.open(run_a), RunStore.open(run_b)
-    try:
-        comparison = compare_runs(a, b)
-    finally:
-        a.close()
-        b.close()
+    comparison = codetrial.compare(run_a, run_b, out_file)
+    if json:
+        print_json(comparison.as_dict())
+        return
     table = Table(title=f"{comparison.run_a} → {comparison.run_b} (first sample, first attempt)")
     for header in ("task", "A", "B", "change"):
         table.add_column(header)
@@ -40,5 +40,4 @@ def compare(
         f"pass@1 A {comparison.passed_a}/{n}, B {comparison.passed_b}/{n}; "
         f"exact McNemar p = {comparison.p_value:.4f}"
     )
-    path = write_comparison(comparison, out)
-    console.print(f"comparison: {path}", soft_wrap=True, highlight=False)
+    console.print(f"comparison: {out_file}", soft_wrap=True, highlight=False)

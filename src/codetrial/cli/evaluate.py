@@ -1,23 +1,28 @@
 """`codetrial evaluate SAMPLES`: judge samples written by any other tool (see
-`codetrial.evaluate` for the formats), report per-sample verdicts and pass@k."""
+`codetrial.samples` for the formats), report per-sample verdicts and pass@k."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from codetrial.cli.options import DataFile, Gate, Repos, RunsDir, UnsafeHostExec, Wheels, Workers
+import codetrial
+from codetrial.cli.options import (
+    DataFile,
+    Gate,
+    Json,
+    Repos,
+    RunsDir,
+    UnsafeHostExec,
+    Wheels,
+    Workers,
+)
 from codetrial.cli.report import show
-from codetrial.cli.views import console
+from codetrial.cli.views import watching
 from codetrial.config import REPOSITORY_DEFAULTS
-from codetrial.evaluate import CPU_S, TIMEOUT_S, SamplesJob, judge_samples
-from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
-from codetrial.records import Outcome, Verdict
-from codetrial.store import RunStore
+from codetrial.samples import CPU_S, TIMEOUT_S
 
 
 def evaluate(
@@ -45,44 +50,14 @@ def evaluate(
     gate: Gate = None,
     runs_dir: RunsDir = Path("runs"),
     unsafe_host_exec: UnsafeHostExec = False,
+    json: Json = False,
 ) -> None:
     """Judge existing samples and report per-sample verdicts and pass@k; or judge a
     SWE-bench predictions file's patches (--suite swe --data INSTANCES --repos DIR)."""
-    if is_predictions(samples):
-        patches = PredictionsJob(
-            samples, suite, data, repos, wheels, workers,
-            REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout, runs_dir,
-            unsafe_host_exec,
+    with watching(json) as bar:
+        result = codetrial.evaluate(
+            samples, suite, data=data, prompts=prompts, repos=repos, wheels=wheels,
+            workers=workers, timeout=timeout, cpu_time=cpu_time, gate=gate, runs_dir=runs_dir,
+            unsafe_host_exec=unsafe_host_exec, progress=bar,
         )  # fmt: skip
-        store = judged_with_progress(lambda **hooks: judge_predictions(patches, **hooks))
-    else:
-        job = SamplesJob(samples, suite, data, prompts, workers, TIMEOUT_S if timeout is None
-                         else timeout, cpu_time, gate, runs_dir, unsafe_host_exec)  # fmt: skip
-        store = judged_with_progress(lambda **hooks: judge_samples(job, **hooks))
-    try:
-        show(store)
-    finally:
-        store.close()
-
-
-def judged_with_progress(judging: Callable[..., RunStore]) -> RunStore:
-    """`judging(announce=, progress=)` (judge_samples or judge_predictions) with the run
-    directory named first and a progress bar."""
-    columns = (
-        TextColumn("judging"), BarColumn(), MofNCompleteColumn(),
-        TextColumn("passes {task.fields[passes]}"), TimeElapsedColumn(),
-    )  # fmt: skip
-    with Progress(*columns, console=console, transient=True) as progress:
-        bar = progress.add_task("judging", total=None, passes=0)
-        passes = 0
-
-        def announce(run_dir: Path, count: int) -> None:
-            console.print(f"run directory: {run_dir}", soft_wrap=True, highlight=False)
-            progress.update(bar, total=count)
-
-        def advance(verdict: Verdict) -> None:
-            nonlocal passes
-            passes += verdict.outcome is Outcome.PASSED
-            progress.update(bar, advance=1, passes=passes)
-
-        return judging(announce=announce, progress=advance)
+    show(result, json)

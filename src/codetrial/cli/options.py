@@ -30,3 +30,7 @@ RunsDir = Annotated[Path, typer.Option(help="where run directories go")]
 UnsafeHostExec = Annotated[
     bool, typer.Option(help="run candidates without namespaces (rlimits only)")
 ]
+Json = Annotated[
+    bool,
+    typer.Option("--json", help="print one JSON document instead of tables (progress: stderr)"),
+]

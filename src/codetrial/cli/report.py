@@ -7,27 +7,30 @@ from typing import Annotated
 
 import typer
 
+import codetrial
+from codetrial.cli.options import Json
 from codetrial.cli.views import (
     console,
     edit_table,
     instance_table,
     matrix_table,
     pass_at_k_table,
+    print_json,
     repository_table,
     results_table,
 )
-from codetrial.report import figures, write_reports
-from codetrial.store import RunStore
 
 
-def show(store: RunStore) -> Path:
-    """Write the reports, print the tables and the report's path."""
-    computed = figures(store)
-    path = write_reports(store, computed)
-    models = store.manifest.config.models
-    task_ids = list(store.manifest.task_sha256)
+def show(run: codetrial.Run, as_json: bool = False) -> None:
+    """Print a run's tables and the path of its report, or with `as_json` the
+    document results.json holds."""
+    if as_json:
+        print_json(run.as_dict())
+        return
+    computed = run.figures()
+    task_ids = list(run.manifest.task_sha256)
     if len(task_ids) <= 40:
-        console.print(matrix_table(computed.results, models, task_ids))
+        console.print(matrix_table(computed.results, run.models, task_ids))
     console.print(results_table(computed.rows))
     console.print(pass_at_k_table(computed.pass_at_k))
     if computed.edits:
@@ -36,14 +39,13 @@ def show(store: RunStore) -> Path:
         if len(task_ids) <= 40:
             console.print(instance_table(computed.repositories))
         console.print(repository_table(computed.repositories))
-    console.print(f"report: {path}", soft_wrap=True, highlight=False)
-    return path
+    console.print(f"report: {run.path / 'report.html'}", soft_wrap=True, highlight=False)
 
 
-def report(run_dir: Annotated[Path, typer.Argument(help="a run directory")]) -> None:
+def report(
+    run_dir: Annotated[Path, typer.Argument(help="a run directory")], json: Json = False
+) -> None:
     """Rebuild a run's report.html and results.json from its store."""
-    store = RunStore.open(run_dir)
-    try:
-        show(store)
-    finally:
-        store.close()
+    run = codetrial.open_run(run_dir)
+    run.report()
+    show(run, json)

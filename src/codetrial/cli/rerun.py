@@ -9,16 +9,9 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from codetrial import environments, localize
 from codetrial.cli.options import Gate, UnsafeHostExec, Workers
 from codetrial.cli.views import console
-from codetrial.config import Limits
-from codetrial.errors import ConfigError
-from codetrial.gate import get_profile
-from codetrial.rerun import Rerun, rerun
-from codetrial.store import RunStore
-from codetrial.tasks import gate_for
-from codetrial.verdict.pool import JudgePool
+from codetrial.rerun import Rerun, rejudge
 
 
 def rerun_command(
@@ -38,30 +31,10 @@ def rerun_command(
 ) -> None:
     """Re-judge every stored candidate of a run under its recorded conditions (or
     those overridden here); exit 0 only when every verdict is identical."""
-    store = RunStore.open(run_dir)
-    try:
-        config = store.manifest.config
-        overrides = {"timeout_s": timeout, "cpu_s": cpu_time, "memory_mb": memory_mb}
-        try:
-            limits = Limits.model_validate(
-                config.limits.model_dump()
-                | {name: value for name, value in overrides.items() if value is not None}
-            )
-        except ValueError as exc:
-            raise ConfigError(f"invalid limit: {exc}") from exc
-        tasks = store.tasks()
-        profile = get_profile(gate_for(tasks, gate or config.gate_profile))
-        repositories, _ = environments.for_tasks(
-            tasks, config.repos, config.wheels, "codetrial rerun"
-        )
-        shown = localize.views(tasks, config)
-        pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
-        try:
-            result = rerun(store, profile, pool, tasks, shown)
-        finally:
-            pool.close()
-    finally:
-        store.close()
+    result = rejudge(
+        run_dir, timeout=timeout, cpu_time=cpu_time, memory_mb=memory_mb, gate=gate,
+        workers=workers, unsafe_host_exec=unsafe_host_exec,
+    )  # fmt: skip
     _show(result)
     raise typer.Exit(0 if result.identical else 1)
 

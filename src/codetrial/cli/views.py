@@ -1,17 +1,42 @@
-"""Rich renderings shared by the commands: the results table and the task matrix."""
+"""What the commands print: the results table and the task matrix, the live bar, and
+the one JSON document `--json` prints instead."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from codetrial.progress import Bar
 from codetrial.records import TaskResult
 from codetrial.report import EditSummary, ModelSummary, RepositorySummary, cell
 from codetrial.report.summary import PassAtK, matrix
 
 console = Console()
+messages = Console(stderr=True)
+
+
+def out(as_json: bool) -> Console:
+    """Where a command's words go: standard output, or standard error under --json."""
+    return messages if as_json else console
+
+
+@contextlib.contextmanager
+def watching(as_json: bool) -> Iterator[Bar]:
+    """The live bar, on standard error under --json so standard output holds only the
+    document."""
+    with Bar(out(as_json)) as bar:
+        yield bar
+
+
+def print_json(document: Any) -> None:
+    sys.stdout.write(json.dumps(document, indent=1) + "\n")
+
 
 _STYLE = {"pass": "green", "failed": "red", "error": "red", "rejected": "yellow"}
 

@@ -145,9 +145,9 @@ def build(store: RunStore, figures: Figures) -> Path:
     return path
 
 
-def write_results(store: RunStore, figures: Figures) -> Path:
-    """results.json: the manifest, the summary rows and every task's attempts."""
-    payload = {
+def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
+    """What results.json holds: the manifest, the summary rows and every task's attempts."""
+    return {
         "manifest": json.loads(store.manifest.model_dump_json()),
         "summary": [row.as_dict() for row in figures.rows],
         "pass_at_k": [row.as_dict() for row in figures.pass_at_k],
@@ -165,13 +165,12 @@ def write_results(store: RunStore, figures: Figures) -> Path:
             for r in figures.results
         ],
     }
-    path = store.run_dir / "results.json"
-    write_atomic(path, json.dumps(payload, indent=2))
-    return path
 
 
 def write_reports(store: RunStore, computed: Figures | None = None) -> Path:
     """results.json and report.html; `computed` saves recomputing what the caller has."""
     computed = computed or figures(store)
-    write_results(store, computed)
+    write_atomic(
+        store.run_dir / "results.json", json.dumps(results_document(store, computed), indent=2)
+    )
     return build(store, computed)

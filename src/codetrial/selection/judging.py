@@ -16,7 +16,7 @@ from pathlib import Path
 from codetrial.models import Backend
 from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions
-from codetrial.select.evidence import Entry, cache_key
+from codetrial.selection.evidence import Entry, cache_key
 from codetrial.store.artifacts import read_json, write_atomic
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)

@@ -8,35 +8,26 @@ and gives back a context whose value is told how many items are done.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from codetrial.errors import ConfigError
 from codetrial.models import Backend, create_backend
+from codetrial.progress import Steps, quietly
 from codetrial.records import GenerationOptions
-from codetrial.select import Need, TaskPool, needs
-from codetrial.select import learned as ranking
-from codetrial.select.evidence import Entry, execute
-from codetrial.select.generated import load_generated_tests, runs_as_one, write_tests
-from codetrial.select.judging import judge_entries
-from codetrial.select.pools import build, entries
+from codetrial.selection import Need, TaskPool, needs
+from codetrial.selection import learned as ranking
+from codetrial.selection.evidence import Entry, execute
+from codetrial.selection.generated import load_generated_tests, runs_as_one, write_tests
+from codetrial.selection.judging import judge_entries
+from codetrial.selection.pools import build, entries
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
 from codetrial.tasks import Task, function_tasks
 from codetrial.verdict.pool import JudgePool
-
-Advance = Callable[[int], None]
-Steps = Callable[[str, int], AbstractContextManager[Advance]]
-
-
-@contextlib.contextmanager
-def quietly(label: str, total: int) -> Iterator[Advance]:
-    yield lambda done: None
 
 
 @dataclass(frozen=True)

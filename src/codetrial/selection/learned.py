@@ -16,11 +16,13 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 
 from codetrial.errors import ConfigError
-from codetrial.select import TaskPool, codet, consensus
+from codetrial.extras import require
+from codetrial.selection import TaskPool, codet, consensus
 
 OUTCOMES = (
     "passed", "failed", "error", "timeout", "memory", "output_limit", "syntax_error",
@@ -122,19 +124,23 @@ class Ranker:
             ) from exc
 
 
+def _sklearn(module: str) -> ModuleType:
+    return require(f"sklearn.{module}", "scikit-learn", "ranker", "the learned ranker")
+
+
 def fit(rows: np.ndarray, labels: np.ndarray) -> Ranker:
     """Train on labelled rows; every label must occur."""
-    from sklearn.linear_model import LogisticRegression  # most of a second to import
-    from sklearn.preprocessing import StandardScaler
+    linear = _sklearn("linear_model")  # most of a second to import
+    scaling = _sklearn("preprocessing")
 
     if len(set(labels.tolist())) < 2:
         raise ConfigError(
             "a ranker needs both correct and incorrect candidates to learn from; "
             "these runs have only one kind"
         )
-    scaler = StandardScaler().fit(rows)
+    scaler = scaling.StandardScaler().fit(rows)
     scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
-    model = LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced")
+    model = linear.LogisticRegression(C=1.0, max_iter=2000, class_weight="balanced")
     model.fit((rows - scaler.mean_) / scale, labels)
     return Ranker(
         scaler.mean_.tolist(), scale.tolist(), model.coef_[0].tolist(), float(model.intercept_[0])
@@ -166,7 +172,7 @@ def cross_validated(pools: Sequence[TaskPool], rows: np.ndarray, folds: int = 5)
     """Out-of-fold scores: each task's candidates scored by a ranker trained on the
     other folds' tasks only (`rows`: the pools' feature table). A fold whose training
     part has a single label gives every candidate of its tasks the same score."""
-    from sklearn.model_selection import GroupKFold
+    selection = _sklearn("model_selection")
 
     y = labels(pools)
     groups = np.repeat(np.arange(len(pools)), [len(p.candidates) for p in pools])
@@ -174,7 +180,7 @@ def cross_validated(pools: Sequence[TaskPool], rows: np.ndarray, folds: int = 5)
     splits = min(folds, len(pools))
     if splits < 2:
         raise ConfigError("cross-validating a ranker needs at least two tasks")
-    for train, test in GroupKFold(n_splits=splits).split(rows, y, groups):
+    for train, test in selection.GroupKFold(n_splits=splits).split(rows, y, groups):
         if len(set(y[train].tolist())) < 2:
             out[test] = 0.5
             continue

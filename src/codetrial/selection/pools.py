@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
-from codetrial.select import PoolCandidate, TaskPool
-from codetrial.select.evidence import Entry, Execution
-from codetrial.select.learned import Signals
+from codetrial.selection import PoolCandidate, TaskPool
+from codetrial.selection.evidence import Entry, Execution
+from codetrial.selection.learned import Signals
 from codetrial.store import RunStore
 from codetrial.tasks import Task
 

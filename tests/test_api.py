@@ -1,0 +1,173 @@
+"""codetrial from Python: the public names, and each function of the API on real
+sandboxes, a real store and the scripted backend."""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+import codetrial
+from codetrial.errors import ConfigError, StoreError, TaskFormatError
+from codetrial.records import AttemptRecord, Outcome
+from codetrial.tasks import Task
+from tests.conftest import fenced
+
+PUBLIC = {
+    "AttemptRecord", "CodetrialError", "Comparison", "Estimate", "Judge", "ModelSelection",
+    "Outcome", "Progress", "Run", "SelectionResult", "Task", "TaskResult", "TestResult",
+    "Verdict", "compare", "evaluate", "judge", "load_tasks", "open_run", "run", "select",
+}  # fmt: skip
+CLI = Path(codetrial.__file__).parent / "cli"
+WRONG = "def {name}(*args, **kwargs):\n    return None\n"
+
+
+def test_the_public_names_are_exactly_these_and_import_lazily() -> None:
+    assert set(codetrial.__all__) == PUBLIC
+    namespace: dict[str, object] = {}
+    exec("from codetrial import *", namespace)
+    assert set(namespace) - {"__builtins__"} == PUBLIC
+    for name in PUBLIC:
+        value = getattr(codetrial, name)
+        assert value.__module__.startswith("codetrial."), name
+        assert (value.__doc__ or "").strip(), f"{name} has no docstring"
+    public = {n for n in dir(codetrial) if not n.startswith("_")}
+    modules = {n for n in public if isinstance(getattr(codetrial, n), types.ModuleType)}
+    assert public - modules == PUBLIC
+    with pytest.raises(AttributeError):
+        codetrial.pipeline_internals  # type: ignore[attr-defined]  # noqa: B018
+    loaded = subprocess.run(
+        [sys.executable, "-c", "import codetrial, sys; print(sorted(m for m in sys.modules "
+         "if m.startswith('codetrial')))"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert loaded.strip() == "['codetrial']"
+
+
+@pytest.mark.parametrize("command", ["run", "evaluate", "report", "compare"])
+def test_the_commands_call_the_api_not_the_machinery(command: str) -> None:
+    """These commands import the public API, the command line's own modules and, for
+    the defaults their help shows, the configuration: nothing of the pipeline."""
+    tree = ast.parse((CLI / f"{command}.py").read_text())
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    } | {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+         for alias in node.names}  # fmt: skip
+    ours = {m for m in imported if m.split(".")[0] == "codetrial"}
+    allowed = {"codetrial", "codetrial.config", "codetrial.samples"}
+    assert {m for m in ours if not m.startswith("codetrial.cli")} <= allowed
+
+
+def test_judge_keeps_one_pool_for_many_candidates(contracts10: dict[str, Task]) -> None:
+    tasks = [contracts10["palindrome"], contracts10["two_sum"]]
+    with codetrial.Judge(workers=1) as judge:
+        assert judge.isolation.startswith("bwrap+")
+        verdicts = [judge(t.reference or "", t) for t in tasks]
+        wrong = [judge(WRONG.format(name=t.entry_point), t) for t in tasks]
+    assert [v.outcome for v in verdicts] == [Outcome.PASSED] * 2
+    assert [v.outcome for v in wrong] == [Outcome.FAILED] * 2
+    assert codetrial.judge("def broken(:\n", tasks[0]).outcome is Outcome.SYNTAX_ERROR
+
+
+def test_judge_refuses_a_workspace_task(tmp_path: Path) -> None:
+    exercise = tmp_path / "suite" / "hello"
+    (exercise / ".meta").mkdir(parents=True)
+    (exercise / ".docs").mkdir()
+    (exercise / ".docs" / "instructions.md").write_text("Say hello.\n")
+    (exercise / "hello.py").write_text("def hello():\n    pass\n")
+    (exercise / "hello_test.py").write_text(
+        "import unittest\nfrom hello import hello\n\n\nclass T(unittest.TestCase):\n"
+        "    def test(self):\n        self.assertEqual(hello(), 'hi')\n"
+    )
+    (exercise / ".meta" / "config.json").write_text(
+        json.dumps({"files": {"solution": ["hello.py"], "test": ["hello_test.py"]}})
+    )
+    (task,) = codetrial.load_tasks(str(tmp_path / "suite"))
+    with pytest.raises(ConfigError, match="function tasks"):
+        codetrial.judge("x = 1\n", task)
+
+
+def test_evaluate_takes_dicts_and_gives_a_run(tmp_path: Path) -> None:
+    tasks = codetrial.load_tasks("contracts10", task_ids=["palindrome", "two_sum"])
+    samples = [{"task_id": t.id, "solution": t.reference} for t in tasks]
+    samples += [{"task_id": t.id, "solution": WRONG.format(name=t.entry_point)} for t in tasks]
+    run = codetrial.evaluate(samples, suite="contracts10", runs_dir=tmp_path)
+    assert run.models == ["samples/python"]
+    assert run.manifest.backends["samples/python"]["file"] == "(objects passed in Python)"
+    rows = run.table()
+    assert len(rows) == 4 and {r["sample"] for r in rows} == {0, 1}
+    assert sorted(r["passed"] for r in rows) == [False, False, True, True]
+    estimate = run.pass_at_k()["samples/python"][1]
+    assert estimate is not None and estimate.value == 0.5
+    assert (run.path / "report.html").is_file() and (run.path / "results.json").is_file()
+    document = run.as_dict()
+    assert document == json.loads((run.path / "results.json").read_text())
+    chosen = codetrial.select(run, "random,first,oracle")
+    assert [s.name for s in chosen.models[0].strategies] == ["random", "first", "oracle"]
+    assert chosen.as_dicts() == json.loads(chosen.path.read_text())
+    oracle = chosen.models[0].strategies[2]
+    assert oracle.estimate.value == 1.0
+    with pytest.raises(TaskFormatError, match="item 1"):
+        codetrial.evaluate(["not a dict"], suite="contracts10", runs_dir=tmp_path)  # type: ignore[list-item]
+    with pytest.raises(ConfigError, match="unknown"):
+        codetrial.select(run, "random,nonsense")
+
+
+class Recorder:
+    """Progress as a caller of the API might watch it."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[Path, int]] = []
+        self.records: list[AttemptRecord] = []
+
+    def start(self, run_dir: Path, total: int) -> None:
+        self.started.append((run_dir, total))
+
+    def advance(self, record: AttemptRecord) -> None:
+        self.records.append(record)
+
+
+def test_run_open_run_and_compare(tmp_path: Path, contracts10: dict[str, Task]) -> None:
+    palindrome, two_sum = contracts10["palindrome"], contracts10["two_sum"]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({
+        "palindrome": [fenced(palindrome.reference or "")],
+        "two_sum": [fenced(WRONG.format(name="two_sum")), fenced(two_sum.reference or "")],
+    }))  # fmt: skip
+    watched = Recorder()
+    run = codetrial.run(
+        "contracts10", [f"scripted/{script}"], task_ids=["palindrome", "two_sum"],
+        runs_dir=tmp_path / "runs", progress=watched,
+    )  # fmt: skip
+    assert watched.started == [(run.path, 2)]
+    assert [(r.task_id, r.attempt, r.passed) for r in watched.records] == [
+        ("palindrome", 0, True), ("two_sum", 0, False), ("two_sum", 1, True),
+    ]  # fmt: skip
+    table = {r["task_id"]: r for r in run.table()}
+    assert table["two_sum"]["outcome"] == "failed" and table["two_sum"]["passed_after_repair"]
+    assert table["two_sum"]["attempts"] == 2
+    again = codetrial.open_run(run.path)
+    assert again.table() == run.table() and again.manifest == run.manifest
+    assert again.pass_at_k(after_repair=True)[f"scripted/{script}"][1].value == 1.0  # type: ignore[union-attr]
+    assert again.report() == run.path / "report.html"
+    assert [(a.task_id, a.attempt) for a in again.attempts()] == [
+        ("palindrome", 0),
+        ("two_sum", 0),
+        ("two_sum", 1),
+    ]
+    references = codetrial.evaluate(
+        [{"task_id": t.id, "solution": t.reference} for t in (palindrome, two_sum)],
+        suite="contracts10", runs_dir=tmp_path / "runs",
+    )  # fmt: skip
+    comparison = codetrial.compare(run, references, tmp_path / "compare.html")
+    assert comparison.as_dict()["gained"] == ["two_sum"] and comparison.passed_b == 2
+    assert (tmp_path / "compare.html").is_file()
+    with pytest.raises(StoreError, match="not a codetrial run directory"):
+        codetrial.open_run(tmp_path)
+    with pytest.raises(ConfigError, match="--tries 2 means --repair-attempts 1"):
+        codetrial.run("contracts10", ["scripted/x.json"], tries=2, repair_attempts=3)
