@@ -84,19 +84,23 @@ def select(
         print_json(result.as_dicts())
         return
     for selection in result.models:
-        if selection.tests_unusable:
-            console.print(
-                f"the generated tests of {', '.join(selection.tests_unusable)} do not compile "
-                "as one test function, the way CodeT runs them: codet and the ranker get no "
-                "test evidence there (CodeT falls back to a random pick)",
-                soft_wrap=True, highlight=False,
-            )  # fmt: skip
+        _unusable(selection.tests_unusable)
         console.print(_strategy_table(selection.model, selection.pools, selection.strategies))
         if selection.unavailable:
             console.print(
                 f"not available without generated tests: {', '.join(selection.unavailable)}"
             )
     console.print(f"report: {result.run.path / 'report.html'}", soft_wrap=True, highlight=False)
+
+
+def _unusable(tasks: Sequence[str]) -> None:
+    if tasks:
+        console.print(
+            f"the generated tests of {', '.join(tasks)} do not compile as one test function, "
+            "the way CodeT runs them: codet and the ranker get no test evidence there "
+            "(CodeT falls back to a random pick)",
+            soft_wrap=True, highlight=False,
+        )  # fmt: skip
 
 
 def _strategy_table(
@@ -169,6 +173,7 @@ def train_ranker(
     """Train a ranker on execution-labelled candidates; report how it does on tasks it
     never saw (cross-validation split by task), then fit it on everything."""
     source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None)
-    scored, results = train(runs, out_file, source, workers, steps(console))
-    console.print(_strategy_table("held-out tasks", scored, results))
+    trained = train(runs, out_file, source, workers, steps(console))
+    _unusable(trained.tests_unusable)
+    console.print(_strategy_table("held-out tasks", trained.pools, trained.results))
     console.print(f"ranker: {out_file}", soft_wrap=True, highlight=False)

@@ -79,24 +79,36 @@ def judge_quality(
     return found
 
 
+@dataclass(frozen=True)
+class Trained:
+    """A ranker's cross-validated picks: the pools scored on tasks it never saw, the
+    ranker against random, first and the oracle there, and the tasks whose generated
+    tests gave it no evidence (they do not compile as one test function)."""
+
+    pools: list[TaskPool]
+    results: list[StrategyResult]
+    tests_unusable: list[str]
+
+
 def train_ranker(
     runs: Sequence[Path], out: Path, source: TestSource, workers: int, steps: Steps
-) -> tuple[list[TaskPool], list[StrategyResult]]:
-    """Train a ranker on the runs' candidates and save it to `out`; the pools scored
-    by cross-validation split by task, and the ranker against random, first and the
-    oracle on them."""
+) -> Trained:
+    """Train a ranker on the runs' candidates, measure it by cross-validation split by
+    task, and save the one fitted on everything to `out`."""
     pools: list[TaskPool] = []
     signals: list[list[ranking.Signals]] = []
+    unusable: list[str] = []
     for run_dir in runs:
         store = RunStore.open(run_dir)
         try:
             for evidence in gather(store, ["ranker"], source=source, workers=workers, steps=steps):
                 pools += evidence.pools
                 signals += evidence.signals
+                unusable += evidence.unusable_tests
         finally:
             store.close()
     rows = ranking.table(pools, signals)
     scored = ranking.scored(pools, ranking.cross_validated(pools, rows))
     results = compare_strategies(scored, ["random", "first", "ranker", "oracle"])
     ranking.fit(rows, ranking.labels(pools)).save(out)
-    return scored, results
+    return Trained(scored, results, unusable)
