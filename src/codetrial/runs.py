@@ -94,7 +94,9 @@ class Run:
             return results_document(store, self.figures())
 
     def report(self) -> Path:
-        """Write results.json and report.html from the store; the report's path."""
+        """Write results.json and report.html from the store as it is now (the figures
+        are computed again); the report's path."""
+        self._figures = None
         with self._store() as store:
             return write_reports(store, self.figures())
 

@@ -138,20 +138,15 @@ def judge_samples(
     )
     profile = get_profile(config.gate_profile)
     pool = JudgePool(workers, config.limits, job.unsafe_host_exec)
-    source = {**samples.source, "samples": str(len(items))}
-    manifest = new_manifest(
-        new_run_id(job.runs_dir, suite),
-        config,
-        tasks,
-        {model: source},
-        {},
-        "",
-        pool.isolation,
-        pool.bwrap,
-    )
-    store = RunStore.create(job.runs_dir / manifest.run_id, manifest)
-    announce(store.run_dir, len(items))
+    store = None
     try:
+        source = {**samples.source, "samples": str(len(items))}
+        manifest = new_manifest(
+            new_run_id(job.runs_dir, suite), config, tasks, {model: source}, {}, "",
+            pool.isolation, pool.bwrap,
+        )  # fmt: skip
+        store = RunStore.create(job.runs_dir / manifest.run_id, manifest)
+        announce(store.run_dir, len(items))
         verdicts = judge_all(items, model, pool, profile, store, progress)
         lines = [
             json.dumps(
@@ -166,7 +161,8 @@ def judge_samples(
         ]
         write_atomic(store.run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
     except BaseException:
-        store.close()
+        if store is not None:
+            store.close()
         raise
     finally:
         pool.close()

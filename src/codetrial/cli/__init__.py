@@ -19,7 +19,7 @@ from codetrial.cli import (
     select,
     tasks,
 )
-from codetrial.errors import CodetrialError
+from codetrial.errors import CodetrialError, Interrupted
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -41,8 +41,8 @@ app.command("train-ranker")(select.train_ranker)
 
 
 def main() -> None:
-    """The console script. typer reports usage errors (exit 2) and Ctrl-C (exit 130)
-    itself; codetrial's own errors print one line and exit with their class's code."""
+    """The console script. typer reports usage errors (exit 2) and turns Ctrl-C into
+    exit 130; codetrial's own errors print one line and exit with their class's code."""
     try:
         app()
     except CodetrialError as exc:
@@ -50,3 +50,7 @@ def main() -> None:
         console.print("error:", style="bold red", end=" ")
         console.print(str(exc), markup=False, highlight=False)
         sys.exit(exc.exit_code)
+    except SystemExit as exc:
+        if exc.code == Interrupted.exit_code:
+            Console(stderr=True).print("interrupted")
+        raise

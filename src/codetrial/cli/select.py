@@ -22,6 +22,7 @@ from codetrial.selection.gather import TestSource
 from codetrial.selection.judging import Quality
 from codetrial.selection.measure import judge_quality
 from codetrial.selection.measure import train_ranker as train
+from codetrial.selection.sidebyside import strategy_names
 from codetrial.store import RunStore
 
 TestsFile = Annotated[
@@ -65,6 +66,7 @@ def select(
     json: Json = False,
 ) -> None:
     """Compare selection strategies side by side on the same candidate pool."""
+    strategy_names(strategies)  # a typo is named before a pool is judged
     if pool is not None and run_dir is None:
         with watching(json) as bar:
             run: codetrial.Run | Path = codetrial.evaluate(

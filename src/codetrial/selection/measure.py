@@ -111,4 +111,4 @@ def train_ranker(
     scored = ranking.scored(pools, ranking.cross_validated(pools, rows))
     results = compare_strategies(scored, ["random", "first", "ranker", "oracle"])
     ranking.fit(rows, ranking.labels(pools)).save(out)
-    return Trained(scored, results, unusable)
+    return Trained(scored, results, sorted(set(unusable)))

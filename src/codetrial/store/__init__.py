@@ -26,12 +26,11 @@ from codetrial.store.manifest import (
     now,
     problem,
     read_manifest,
-    task_digest,
     unreadable_run,
 )
-from codetrial.tasks import AnyTask, load_suite
+from codetrial.tasks import AnyTask, load_suite, task_digest
 
-__all__ = ["SCHEMA_VERSION", "Manifest", "RunStore", "new_manifest", "new_run_id", "task_digest"]
+__all__ = ["SCHEMA_VERSION", "Manifest", "RunStore", "new_manifest", "new_run_id"]
 
 DB_NAME = "trial.sqlite"
 MANIFEST = "manifest.json"

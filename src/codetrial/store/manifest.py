@@ -8,7 +8,6 @@ layout than that is found out by the database's columns or its records' validati
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
 import sys
@@ -22,7 +21,7 @@ from pydantic import BaseModel, ValidationError
 from codetrial import __version__
 from codetrial.config import RunConfig
 from codetrial.errors import StoreError
-from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask
+from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask, task_digest
 
 SCHEMA_VERSION = 1
 _NOT_A_MANIFEST = (
@@ -56,25 +55,6 @@ class Manifest(BaseModel):
 
 def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def task_digest(task: AnyTask) -> str:
-    """Changes whenever what the model is shown (the spec and signature, or the
-    instructions and files) or any test of the task changes."""
-    if isinstance(task, RepositoryTask):
-        fields = [
-            task.repo, task.base_commit, task.problem_statement, task.hints, task.test_patch,
-            task.fail_to_pass, task.pass_to_pass, task.environment,
-        ]  # fmt: skip
-        return hashlib.sha256(repr(fields).encode()).hexdigest()
-    if isinstance(task, WorkspaceTask):
-        shown = json.dumps([task.instructions, task.files, task.editable])
-        digest = hashlib.sha256(shown.encode())
-    else:
-        digest = hashlib.sha256(task.spec.encode())
-    for test in task.tests:
-        digest.update(f"\0{test.visibility}:{test.name}\0{test.source}".encode())
-    return digest.hexdigest()
 
 
 def host_conditions() -> tuple[str, str]:

@@ -16,6 +16,7 @@ from codetrial.tasks.loader import (
     load_folder,
     load_suite,
     repository_tasks,
+    task_digest,
 )
 from codetrial.tasks.model import Signature, Task, TestFile
 from codetrial.tasks.repository import RepositoryTask
@@ -24,5 +25,5 @@ from codetrial.tasks.workspace import WorkspaceTask
 __all__ = [
     "AnyTask", "RepositoryTask", "Signature", "Task", "TestFile", "WorkspaceTask", "defaults_for",
     "function_tasks", "gate_for", "known_suites", "load_folder", "load_suite",
-    "repository_tasks",
+    "repository_tasks", "task_digest",
 ]  # fmt: skip

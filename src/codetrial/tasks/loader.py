@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
+import json
 import re
 import tempfile
 from collections.abc import Callable, Sequence
@@ -274,3 +276,22 @@ def defaults_for(tasks: Sequence[AnyTask]) -> ShapeDefaults:
         return REPOSITORY_DEFAULTS
     workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
     return WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS
+
+
+def task_digest(task: AnyTask) -> str:
+    """Changes whenever what the model is shown (the spec and signature, or the
+    instructions and files) or any test of the task changes."""
+    if isinstance(task, RepositoryTask):
+        fields = [
+            task.repo, task.base_commit, task.problem_statement, task.hints, task.test_patch,
+            task.fail_to_pass, task.pass_to_pass, task.environment,
+        ]  # fmt: skip
+        return hashlib.sha256(repr(fields).encode()).hexdigest()
+    if isinstance(task, WorkspaceTask):
+        shown = json.dumps([task.instructions, task.files, task.editable])
+        digest = hashlib.sha256(shown.encode())
+    else:
+        digest = hashlib.sha256(task.spec.encode())
+    for test in task.tests:
+        digest.update(f"\0{test.visibility}:{test.name}\0{test.source}".encode())
+    return digest.hexdigest()

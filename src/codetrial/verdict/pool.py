@@ -31,13 +31,13 @@ from codetrial.sandbox import (
     codec,
     open_sandbox,
 )
-from codetrial.tasks import RepositoryTask, Task, WorkspaceTask
+from codetrial.tasks import RepositoryTask, Task, WorkspaceTask, task_digest
 from codetrial.verdict import judge
 from codetrial.verdict.repository import Repositories, judge_repository
 from codetrial.verdict.workspace import judge_workspace
 
 TESTS_SLACK_S = 0.1
-_Key = tuple[str, str, str | None]  # task id, gate profile or "workspace", what is judged
+_Key = tuple[str, str, str | None]  # task digest, gate profile or kind, what is judged
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -115,12 +115,12 @@ class JudgePool:
 
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
         """The candidate's verdict, to come; each call gets a future of its own."""
-        key = (task.id, profile.name, candidate.code)
+        key = (task_digest(task), profile.name, candidate.code)
         return self._shared(key, lambda: self._judge(candidate, task, profile))
 
     def submit_workspace(self, files: dict[str, str], task: WorkspaceTask) -> Future[Verdict]:
         """The verdict on the files a workspace candidate leaves, to come."""
-        key = (task.id, "workspace", json.dumps(files, sort_keys=True))
+        key = (task_digest(task), "workspace", json.dumps(files, sort_keys=True))
         return self._shared(key, lambda: self._judge_workspace(files, task))
 
     def submit_repository(
@@ -136,7 +136,7 @@ class JudgePool:
             with self._borrowed() as sandbox:
                 return judge_repository(patch, task, repositories, sandbox, self.limits, baseline)
 
-        return self._shared((task.id, f"repository:{baseline}", patch), work)
+        return self._shared((task_digest(task), f"repository:{baseline}", patch), work)
 
     def _shared(self, key: _Key, work: Callable[[], Verdict]) -> Future[Verdict]:
         """A future of the caller's own for the verdict under `key`, judged once."""
