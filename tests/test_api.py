@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import doctest
 import json
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import codetrial
+from codetrial import api, runs
 from codetrial.errors import ConfigError, StoreError, TaskFormatError
 from codetrial.records import AttemptRecord, Outcome
 from codetrial.tasks import Task
@@ -197,3 +199,12 @@ def test_run_open_run_and_compare(tmp_path: Path, contracts10: dict[str, Task]) 
         codetrial.run("contracts10", "embedded")
     with pytest.raises(ConfigError, match="--tries 2 means --repair-attempts 1"):
         codetrial.run("contracts10", ["scripted/x.json"], tries=2, repair_attempts=3)
+
+
+def test_the_docstring_examples_run() -> None:
+    tried = 0
+    for module in (api, runs):
+        result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+        assert result.failed == 0, module.__name__
+        tried += result.attempted
+    assert tried >= 3
