@@ -175,8 +175,11 @@ def _described(path: Path, source: str) -> Bwrap | None:
 def _trial(bwrap: Path) -> str:
     """Why `bwrap` cannot start a sandbox as codetrial starts one ("" when it can):
     without user namespaces, as a setuid build, or too old for --size (0.7.0)."""
+    # --as-pid-1: no bwrap init in the trial's PID namespace, which would outlive the
+    # bwrap that waits for it and fall to whichever process reaps orphans.
     argv = [
-        str(bwrap), *_ISOLATION, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+        str(bwrap), *_ISOLATION, "--as-pid-1",
+        "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
         "--size", "1048576", "--perms", "1777", "--tmpfs", "/tmp", "--remount-ro", "/",
         str(interpreter()), "-I", "-S", "-c", "pass",
     ]  # fmt: skip
