@@ -41,7 +41,9 @@ def test_task_shape(contracts10: dict[str, Task], task_id: str) -> None:
     assert task.reference is not None
     assert task.tests_of(Visibility.VISIBLE) and task.tests_of(Visibility.HIDDEN)
     assert f"def {task.entry_point}(" in task.spec
-    assert 4 <= sum(_assertions(t.source) for t in task.tests) <= 8
+    # The seed's tasks had 4 to 8 assertions; the mutation audit added a few where
+    # meaningful mutants of the reference survived them.
+    assert 4 <= sum(_assertions(t.source) for t in task.tests) <= 12
     assert len(list((FIXTURES / "wrong" / task_id).glob("*.py"))) >= 2
 
 

@@ -11,3 +11,7 @@ def test_empty_word_gives_empty_string():
 
 def test_case_sensitive():
     assert longest_common_prefix(["Apple", "apple"]) == ""
+
+
+def test_mismatch_right_after_the_first_character():
+    assert longest_common_prefix(["ab", "ax"]) == "a"

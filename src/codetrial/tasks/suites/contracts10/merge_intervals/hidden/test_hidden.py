@@ -20,3 +20,7 @@ def test_returns_new_inner_lists():
 
 def test_empty_input_gives_empty_list():
     assert merge_intervals([]) == []
+
+
+def test_an_interval_inside_the_last_merged_one_keeps_its_end():
+    assert merge_intervals([[1, 2], [3, 10], [4, 6]]) == [[1, 2], [3, 10]]
