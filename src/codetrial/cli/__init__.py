@@ -12,6 +12,7 @@ from codetrial.cli import (
     compare,
     envs,
     evaluate,
+    harden,
     models,
     report,
     rerun,
@@ -35,6 +36,7 @@ app.command("evaluate")(evaluate.evaluate)
 app.command("compare")(compare.compare)
 app.command("models")(models.models)
 app.command("envs")(envs.envs)
+app.command("harden")(harden.harden)
 app.command("select")(select.select)
 app.command("judge-eval")(select.judge_eval)
 app.command("train-ranker")(select.train_ranker)

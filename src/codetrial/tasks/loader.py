@@ -27,7 +27,12 @@ from codetrial.config import (
 from codetrial.errors import ConfigError, TaskFormatError
 from codetrial.records import Visibility
 from codetrial.registry import Registry
-from codetrial.tasks.benchmarks import EXPECTED_FILES, load_benchmark_file, load_humaneval
+from codetrial.tasks.benchmarks import (
+    EXPECTED_FILES,
+    is_prompt_file,
+    load_benchmark_file,
+    load_humaneval,
+)
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
@@ -206,7 +211,11 @@ def _load_source(name: str, data: Path | None) -> list[AnyTask]:
     if path.is_dir():
         return _load_folder_suite(path)
     if path.is_file() and path.suffix == ".jsonl":
-        return list(load_swe(path, path.stem) if is_swe_file(path) else _load_jsonl_suite(path))
+        if is_swe_file(path):
+            return list(load_swe(path, path.stem))
+        if is_prompt_file(path):
+            return list(load_benchmark_file(path.stem, path))
+        return list(_load_jsonl_suite(path))
     raise TaskFormatError(
         f"{SOURCES.unknown(name, [*known_suites(), *SOURCES.names()])}; "
         "or pass the path of a folder of task folders or of a JSONL of tasks"

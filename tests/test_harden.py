@@ -1,0 +1,110 @@
+"""Hardened suites: inputs generated from a task's tests, expected outputs from its
+reference in the sandbox, written as a new suite that catches what the original
+tests let pass."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+from codetrial.harden.inputs import mutation_inputs, property_inputs, seed_inputs
+from codetrial.harden.suite import harden, write_suite
+from codetrial.tasks import Task, load_folder, load_suite
+from tests.conftest import write_task
+from tests.test_cli import cli
+
+# Right on the tests below and on small numbers; wrong from 100 up.
+SHORTCUT = "def total(values: list[int]) -> int:\n    return sum(v for v in values if v < 100)\n"
+REFERENCE = """def total(values: list[int]) -> int:
+    if any(v < 0 for v in values):
+        raise ValueError("no negative values")
+    return sum(values)
+"""
+
+
+def _task(folder: Path) -> Task:
+    write_task(
+        folder,
+        "def total(values: list[int]) -> int:",
+        "from candidate import total\n\n\ndef test_small():\n    assert total([1, 2, 3]) == 6\n"
+        "    assert total([]) == 0\n",
+        "from candidate import total\n\n\ndef test_more():\n    assert total([5, 7]) == 12\n",
+    )
+    (folder / "reference.py").write_text(REFERENCE)
+    return load_folder(folder, suite="sums")
+
+
+def test_seeds_come_from_the_literal_calls_the_tests_make(tmp_path: Path) -> None:
+    task = _task(tmp_path / "total")
+    assert seed_inputs(task) == [([1, 2, 3],), ([],), ([5, 7],)]
+    (humaneval,) = load_suite("humaneval", ["HumanEval/0"])
+    seeds = seed_inputs(humaneval)
+    assert seeds and all(len(args) == 2 and isinstance(args[0], list) for args in seeds)
+
+
+def test_generation_is_seeded_and_keeps_the_types(tmp_path: Path) -> None:
+    task = _task(tmp_path / "total")
+    seeds = seed_inputs(task)
+    mutated = mutation_inputs(seeds, 30, seed=7)
+    assert mutated == mutation_inputs(seeds, 30, seed=7) != mutation_inputs(seeds, 30, seed=8)
+    assert all(isinstance(args[0], list) and all(isinstance(v, int) for v in args[0])
+               for args in mutated)  # fmt: skip
+    drawn = property_inputs(task, seeds, 30, seed=7)
+    assert drawn == property_inputs(task, seeds, 30, seed=7) and len(drawn) == 30
+    assert all(isinstance(args[0], list) for args in drawn)
+
+
+def test_a_hardened_suite_catches_what_the_original_tests_let_pass(tmp_path: Path) -> None:
+    task = _task(tmp_path / "sums" / "total")
+    (hardened,) = harden([task], tests=40, budget=120, seed=0, workers=1)
+    assert hardened.dropped.get("raised", 0) > 0
+    assert 0 < len(hardened.cases) <= 40
+    assert all(min(args[0], default=0) >= 0 for args, _ in hardened.cases)
+    assert all(want == sum(args[0]) for args, want in hardened.cases)
+    root = write_suite([hardened], "sums", tmp_path / "out", seed=0)
+    assert root == tmp_path / "out" / "sums-hard"
+    assert (tmp_path / "sums" / "total" / "hidden" / "test_generated.py").exists() is False
+    reference = cli("check", "--references", "--suite", root)
+    assert reference.returncode == 0, reference.stdout
+    shortcut = tmp_path / "shortcut.py"
+    shortcut.write_text(SHORTCUT)
+    original = cli("check", shortcut, "--task", "total", "--suite", tmp_path / "sums")
+    assert original.returncode == 0, original.stdout
+    caught = cli("check", shortcut, "--task", "total", "--suite", root)
+    assert caught.returncode == 1 and "test_generated_inputs" in caught.stdout
+
+
+def test_harden_humaneval_writes_an_evalplus_file_loaded_under_its_own_name(
+    tmp_path: Path,
+) -> None:
+    result = cli("harden", "humaneval", "--task", "HumanEval/0", "--task", "HumanEval/2",
+                 "--tests", "20", "--out", tmp_path)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / "humaneval-hard.jsonl"
+    assert f"hardened suite: {path}" in " ".join(result.stdout.split())
+    tasks = load_suite(str(path))
+    assert [t.id for t in tasks] == ["HumanEval/0", "HumanEval/2"]
+    assert {t.suite for t in tasks} == {"humaneval-hard"} and tasks[0].harness == "check"
+    record = json.loads(path.read_text().splitlines()[0])
+    assert record["test"].count("_GENERATED = [") == 1
+    samples = tmp_path / "samples.jsonl"
+    lines = [{"task_id": t.id, "solution": t.reference} for t in tasks]
+    lines.append({"task_id": "HumanEval/2", "solution": "def truncate_number(number):\n"
+                  "    return round(number % 1.0, 1)\n"})  # fmt: skip
+    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    judged = cli("evaluate", samples, "--suite", path, "--runs-dir", tmp_path / "runs", "--json")
+    assert judged.returncode == 0, judged.stderr
+    passed = [t["first_passed"] for t in json.loads(judged.stdout)["tasks"]]
+    assert passed == [True, True, False]
+
+
+def test_the_original_suite_is_unchanged(tmp_path: Path) -> None:
+    before = {t.id: dataclasses.astuple(t) for t in load_suite("contracts10")}
+    result = cli("harden", "contracts10", "--task", "two_sum", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert {t.id: dataclasses.astuple(t) for t in load_suite("contracts10")} == before
+    (task,) = load_suite(str(tmp_path / "contracts10-hard"))
+    assert task.suite == "contracts10-hard"
+    hidden = {t.name for t in task.tests if t.visibility.value == "hidden"}
+    assert hidden == {"test_hidden.py", "test_generated.py"}
