@@ -45,6 +45,15 @@ def _same(got, want):
         return (isinstance(got, dict) and got.keys() == want.keys()
                 and all(_same(got[k], want[k]) for k in want))
     return got == want
+
+
+def _case(function, name, args, want):
+    """One generated case; a failure names the input, what came back and what was due."""
+    try:
+        got = function(*args)
+    except Exception as exc:
+        raise AssertionError(f"{name}{args!r} raised {type(exc).__name__}: {exc}") from None
+    assert _same(got, want), f"{name}{args!r} returned {got!r}, expected {want!r}"
 '''
 
 
@@ -135,7 +144,7 @@ def generated_test(hardened: Hardened, seed: int) -> str:
         f'the reference\'s output."""\n\nfrom candidate import {entry}\n{_COMPARE}\n\n'
         f"CASES = {_cases_source(hardened.cases)}\n\n\n"
         f"def test_generated_inputs():\n    for args, want in CASES:\n"
-        f"        assert _same({entry}(*args), want), f'{entry}{{args!r}}'\n"
+        f"        _case({entry}, {entry!r}, args, want)\n"
     )
 
 
@@ -146,7 +155,7 @@ def generated_check(hardened: Hardened) -> str:
         f"{original}\n\n{_COMPARE}\n\n_GENERATED = {_cases_source(hardened.cases)}\n"
         "_original_check = check\n\n\ndef check(candidate):\n    _original_check(candidate)\n"
         "    for args, want in _GENERATED:\n"
-        "        assert _same(candidate(*args), want), f'candidate{args!r}'\n"
+        "        _case(candidate, 'candidate', args, want)\n"
     )
 
 
