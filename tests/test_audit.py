@@ -29,7 +29,6 @@ def test_each_mutant_is_one_distinct_change_that_parses() -> None:
     sources = [m.source for m in found]
     assert len(set(sources)) == len(sources) and normalized(CLAMP) not in sources
     assert [m.number for m in found] == list(range(1, len(found) + 1))
-    assert [m.line for m in found] == sorted(m.line for m in found)
     for mutant in found:
         ast.parse(mutant.source)
         changed = [line for line in mutant.diff(CLAMP).splitlines()

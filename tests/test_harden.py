@@ -9,11 +9,12 @@ import json
 from pathlib import Path
 
 from codetrial.harden.inputs import mutation_inputs, property_inputs, seed_inputs
-from codetrial.harden.suite import harden, write_suite
+from codetrial.harden.suite import harden, hardenable, source_of, write_suite
 from codetrial.tasks import Task, load_folder, load_suite
-from tests.conftest import write_task
+from tests.conftest import FIXTURES, write_task
 from tests.test_cli import cli
 
+MBPP = FIXTURES / "benchmarks" / "mbpp.jsonl"
 # Right on the tests below and on small numbers; wrong from 100 up.
 SHORTCUT = "def total(values: list[int]) -> int:\n    return sum(v for v in values if v < 100)\n"
 REFERENCE = """def total(values: list[int]) -> int:
@@ -108,3 +109,28 @@ def test_the_original_suite_is_unchanged(tmp_path: Path) -> None:
     assert task.suite == "contracts10-hard"
     hidden = {t.name for t in task.tests if t.visibility.value == "hidden"}
     assert hidden == {"test_hidden.py", "test_generated.py"}
+
+
+def test_sets_are_written_in_one_order_and_bare_containers_fall_back_to_the_seeds(
+    tmp_path: Path,
+) -> None:
+    assert source_of({"pear", "apple", "fig"}) == "{'apple', 'fig', 'pear'}"
+    assert source_of(({1},)) == "({1},)" and source_of(set()) == "set()"
+    folder = tmp_path / "pairs"
+    write_task(
+        folder,
+        "def pairs(rows: list[list]) -> int:",
+        "from candidate import pairs\n\n\ndef test_one():\n    assert pairs([[1, 2]]) == 1\n",
+    )
+    task = load_folder(folder)
+    drawn = property_inputs(task, seed_inputs(task), 10, seed=1)
+    assert len(drawn) == 10 and all(isinstance(args[0], list) for args in drawn)
+
+
+def test_benchmark_tasks_without_a_check_function_are_left_out() -> None:
+    mbpp = load_suite("mbpp", data=MBPP)[0]
+    assert (
+        hardenable(mbpp) == "its tests are top-level asserts, not a check(candidate) with a prompt"
+    )
+    (humaneval,) = load_suite("humaneval", ["HumanEval/0"])
+    assert hardenable(humaneval) == ""

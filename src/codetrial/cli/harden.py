@@ -12,7 +12,7 @@ from rich.table import Table
 from codetrial.cli.options import DataFile, UnsafeHostExec, Workers
 from codetrial.cli.views import console
 from codetrial.harden.suite import harden as harden_tasks
-from codetrial.harden.suite import write_suite
+from codetrial.harden.suite import hardenable, write_suite
 from codetrial.tasks import function_tasks, load_suite
 
 
@@ -33,7 +33,11 @@ def harden(
     Hypothesis), expected outputs from the reference run in the sandbox."""
     loaded = function_tasks(load_suite(suite, task or None, data), "codetrial harden")
     hardened = harden_tasks(loaded, tests, budget, seed, workers, timeout, unsafe_host_exec)
-    name = Path(suite).stem if Path(suite).suffix == ".jsonl" else Path(suite).name
+    given = Path(suite)
+    if given.suffix == ".jsonl":
+        name = given.stem
+    else:
+        name = given.resolve().name if given.exists() else suite
     path = write_suite(hardened, name, out, seed)
     table = Table(title=f"{name}-hard: generated cases per task")
     for header in ("task", "seed inputs", "generated", "kept", "dropped"):
@@ -42,8 +46,9 @@ def harden(
         dropped = ", ".join(f"{n} {why}" for why, n in sorted(h.dropped.items()) if n)
         table.add_row(h.task.id, str(h.seeds), str(h.generated), str(len(h.cases)), dropped)
     console.print(table)
-    without = len(loaded) - len(hardened)
-    if without:
-        console.print(f"{without} tasks have no reference and were left out")
+    for one in loaded:
+        reason = hardenable(one)
+        if reason:
+            console.print(f"{one.id} left out: {reason}", highlight=False)
     console.print(f"hardened suite: {path} (use it as --suite {path})", soft_wrap=True,
                   highlight=False)  # fmt: skip

@@ -38,8 +38,15 @@ class Judged:
     hidden: Outcome | None
 
     @property
+    def unjudged(self) -> bool:
+        """The sandbox failed to judge it (an infra_error): neither killed nor alive."""
+        return Outcome.INFRA_ERROR in (self.visible, self.hidden)
+
+    @property
     def killed(self) -> bool:
-        return any(o not in (None, Outcome.PASSED) for o in (self.visible, self.hidden))
+        return not self.unjudged and any(
+            o not in (None, Outcome.PASSED) for o in (self.visible, self.hidden)
+        )
 
 
 @dataclass(frozen=True)
@@ -56,7 +63,7 @@ class TaskAudit:
                     for j in self.judged]  # fmt: skip
         if not outcomes or outcomes[0] is None:
             return None
-        return sum(o is not Outcome.PASSED for o in outcomes)
+        return sum(o not in (Outcome.PASSED, Outcome.INFRA_ERROR) for o in outcomes)
 
     @property
     def killed(self) -> int:
@@ -64,18 +71,25 @@ class TaskAudit:
 
     @property
     def survivors(self) -> list[Mutant]:
-        return [j.mutant for j in self.judged if not j.killed]
+        return [j.mutant for j in self.judged if not (j.killed or j.unjudged)]
+
+    @property
+    def unjudged(self) -> int:
+        return sum(j.unjudged for j in self.judged)
 
     @property
     def score(self) -> float | None:
-        return self.killed / len(self.judged) if self.judged else None
+        """Killed out of the mutants the sandbox judged."""
+        judged = len(self.judged) - self.unjudged
+        return self.killed / judged if judged else None
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "task_id": self.task_id, "mutants": len(self.judged),
             "killed_by_visible": self.killed_by(Visibility.VISIBLE),
             "killed_by_hidden": self.killed_by(Visibility.HIDDEN),
-            "killed": self.killed, "score": self.score, "unsound": self.unsound,
+            "killed": self.killed, "unjudged": self.unjudged, "score": self.score,
+            "unsound": self.unsound,
             "survivors": [
                 {"mutant": m.number, "operator": m.operator, "line": m.line,
                  "diff": m.diff(self.reference)}
@@ -98,6 +112,7 @@ def audit(
     pool = JudgePool(workers, Limits.validated(timeout, AUDIT_CPU_S), unsafe_host_exec)
     try:
         pending = []
+        unsound: list[TaskAudit] = []
         for task in tasks:
             if task.reference is None:
                 continue
@@ -107,9 +122,15 @@ def audit(
                 candidate = Candidate(code, code)
                 return [pool.submit(candidate, p, profile) if p else None for p in parts]
 
-            found = mutants(task.reference)
+            try:
+                found = mutants(task.reference)
+            except SyntaxError as exc:
+                unsound.append(
+                    TaskAudit(task.id, task.reference, [], f"the reference does not parse: {exc}")
+                )
+                continue
             pending.append((task, submit(task.reference), [(m, submit(m.source)) for m in found]))
-        return [_collected(task, reference, judged) for task, reference, judged in pending]
+        return unsound + [_collected(task, ref, judged) for task, ref, judged in pending]
     finally:
         pool.close()
 

@@ -42,7 +42,7 @@ def seed_inputs(task: Task) -> list[Args]:
                 args = tuple(ast.literal_eval(a) for a in node.args)
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
-            if args not in found:
+            if repr(args) not in {repr(f) for f in found}:
                 found.append(args)
     return found
 
@@ -118,7 +118,7 @@ def mutation_inputs(seeds: Sequence[Args], count: int, seed: int) -> list[Args]:
 
 
 _NAMES: dict[str, Any] = {
-    "int": int, "float": float, "str": str, "bool": bool, "None": type(None),
+    "int": int, "float": float, "str": str, "bool": bool,
     "list": list, "List": list, "tuple": tuple, "Tuple": tuple, "dict": dict, "Dict": dict,
     "set": set, "Set": set, "Optional": typing.Optional, "Union": typing.Union,
 }  # fmt: skip
@@ -168,18 +168,21 @@ def _from_type(kind: Any, st: Any) -> Any:
     }  # fmt: skip
     if kind in simple:
         return simple[kind]
-    if origin in (list, set) and args:
-        return st.lists(_from_type(args[0], st), max_size=MAX_ITEMS).map(origin)
-    if origin is tuple and args and args[-1] is not Ellipsis:
-        return st.tuples(*(_from_type(a, st) for a in args))
-    if origin is tuple and args:
-        return st.lists(_from_type(args[0], st), max_size=MAX_ITEMS).map(tuple)
-    if origin is dict and len(args) == 2:
-        return st.dictionaries(_from_type(args[0], st), _from_type(args[1], st), max_size=MAX_ITEMS)
-    if origin is typing.Union:
-        return st.one_of(*(_from_type(a, st) for a in args))
     if kind is type(None):
         return st.none()
+    inner = [_from_type(a, st) for a in args if a is not Ellipsis]
+    if not inner or None in inner:
+        return None  # a bare container, or one of what it holds is unknown
+    if origin in (list, set):
+        return st.lists(inner[0], max_size=MAX_ITEMS).map(origin)
+    if origin is tuple and args[-1] is not Ellipsis:
+        return st.tuples(*inner)
+    if origin is tuple:
+        return st.lists(inner[0], max_size=MAX_ITEMS).map(tuple)
+    if origin is dict and len(inner) == 2:
+        return st.dictionaries(inner[0], inner[1], max_size=MAX_ITEMS)
+    if origin is typing.Union:
+        return st.one_of(*inner)
     return None
 
 

@@ -16,17 +16,24 @@ then the generated cases. The original suite is never changed.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
 from codetrial.config import Limits
+from codetrial.errors import ConfigError
+from codetrial.extras import require
+from codetrial.gate import get_profile
 from codetrial.harden.inputs import Args, mutation_inputs, property_inputs, seed_inputs
+from codetrial.pipeline import verdict_of
+from codetrial.records import Candidate, Outcome, Visibility
 from codetrial.sandbox import codec
 from codetrial.store.artifacts import write_atomic
-from codetrial.tasks import Task
+from codetrial.tasks import Task, TestFile
 from codetrial.verdict.pool import JudgePool
 
 HARDEN_CPU_S = 0.25  # per call of the reference: inputs heavier than this are dropped
@@ -49,11 +56,12 @@ def _same(got, want):
 
 def _case(function, name, args, want):
     """One generated case; a failure names the input, what came back and what was due."""
+    shown = f"{name}{args!r}"
     try:
         got = function(*args)
     except Exception as exc:
-        raise AssertionError(f"{name}{args!r} raised {type(exc).__name__}: {exc}") from None
-    assert _same(got, want), f"{name}{args!r} returned {got!r}, expected {want!r}"
+        raise AssertionError(f"{shown} raised {type(exc).__name__}: {exc}") from None
+    assert _same(got, want), f"{shown} returned {got!r}, expected {want!r}"
 '''
 
 
@@ -68,48 +76,98 @@ class Hardened:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
+def source_of(value: Any) -> str:
+    """`value` as a Python literal, sets in a fixed order (their own iteration order
+    depends on the process's hash seed)."""
+    if isinstance(value, set | frozenset):
+        items = sorted(source_of(v) for v in value)
+        return "{" + ", ".join(items) + "}" if items else "set()"
+    if isinstance(value, list):
+        return "[" + ", ".join(source_of(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(source_of(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{source_of(k)}: {source_of(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
 def _literal(value: Any) -> bool:
     try:
-        return bool(ast.literal_eval(repr(value)) == value)
+        return bool(ast.literal_eval(source_of(value)) == value)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return False
 
 
-def _kept(outputs: str, again: str) -> str:
-    """Why a reference output is no expected value ("" when it is one)."""
-    for reason in ("raised", "timeout", "stopped", "returned"):
-        if outputs.startswith(reason):
-            return {"returned": "not plain data", "stopped": "timeout"}.get(reason, reason)
-    return "" if outputs == again else "nondeterministic"
+def _expected(output: str, again: str) -> tuple[Any, str]:
+    """The reference's output as a value, or why it is none: it raised (or returned
+    something that is not plain data), ran past the limits, or came out otherwise
+    the second time."""
+    if output.startswith(("timeout", "stopped")) or again.startswith(("timeout", "stopped")):
+        return None, "timeout"
+    if output.startswith(("raised", "returned")):
+        return None, "raised"
+    value = codec.decode(json.loads(output))
+    if again.startswith(("raised", "returned")) or codec.decode(json.loads(again)) != value:
+        return None, "nondeterministic"
+    return value, ""
+
+
+def _interleaved(first: list[Args], second: list[Args], seeds: list[Args]) -> list[Args]:
+    """Both generators' inputs taken in turn, each once (by its repr, so 1, 1.0 and
+    True stay apart), none that the tests already use."""
+    seen = {repr(s) for s in seeds}
+    fresh = []
+    for pair in zip_longest(first, second):
+        for args in pair:
+            if args is not None and repr(args) not in seen:
+                seen.add(repr(args))
+                fresh.append(args)
+    return fresh
+
+
+def hardenable(task: Task) -> str:
+    """Why a task cannot be hardened ("" when it can): no reference, or a benchmark
+    task without the prompt and `check(candidate)` the hardened check extends."""
+    if task.reference is None:
+        return "no reference"
+    if task.harness == "check":
+        has_check = any(
+            isinstance(n, ast.FunctionDef) and n.name == "check"
+            for n in ast.parse(task.tests[0].source).body
+        )
+        if not (task.prompt and has_check):
+            return "its tests are top-level asserts, not a check(candidate) with a prompt"
+    return ""
 
 
 def harden(
     tasks: Sequence[Task], tests: int = 50, budget: int = 200, seed: int = 0,
     workers: int = 2, timeout: float = 10.0, unsafe_host_exec: bool = False,
 ) -> list[Hardened]:  # fmt: skip
-    """Up to `tests` generated cases per task with a reference, out of `budget`
-    generated inputs (half by mutation, half by Hypothesis)."""
+    """Up to `tests` generated cases per task that `hardenable` allows, out of
+    `budget` generated inputs (half by mutation, half by Hypothesis, taken in turn).
+    A task whose reference does not pass its hardened tests keeps only its own."""
+    if budget < 2 or tests < 1:
+        raise ConfigError("--budget must be at least 2 and --tests at least 1")
+    require("hypothesis", "hypothesis", "harden", "codetrial harden")
     pool = JudgePool(workers, Limits.validated(timeout), unsafe_host_exec)
     try:
         pending = []
-        for task in tasks:
-            if task.reference is None:
-                continue
+        for task in (t for t in tasks if not hardenable(t)):
             seeds = seed_inputs(task)
-            made = mutation_inputs(seeds, budget // 2, seed)
-            made += property_inputs(task, seeds, budget - budget // 2, seed)
-            fresh: list[Args] = []
-            for args in made:
-                if args not in seeds and args not in fresh:
-                    fresh.append(args)
+            mutated = mutation_inputs(seeds, budget // 2, seed)
+            drawn = property_inputs(task, seeds, budget - budget // 2, seed)
+            fresh = _interleaved(mutated, drawn, seeds)
             plain = [list(args) for args in fresh]
-            twice = [pool.submit_outputs(task.reference, task, plain, HARDEN_CPU_S)
+            twice = [pool.submit_outputs(task.reference or "", task, plain, HARDEN_CPU_S)
                      for _ in range(2)]  # fmt: skip
-            pending.append((task, len(seeds), len(made), fresh, twice))
-        return [
+            pending.append((task, len(seeds), len(mutated) + len(drawn), fresh, twice))
+        found = [
             _filtered(task, seeds, made, fresh, first.result(), second.result(), tests)
             for task, seeds, made, fresh, (first, second) in pending
         ]
+        return [_verified(h, pool, seed) for h in found]
     finally:
         pool.close()
 
@@ -121,8 +179,7 @@ def _filtered(
     dropped = {"duplicates": made - len(fresh)}
     cases: list[tuple[Args, Any]] = []
     for args, output, again in zip(fresh, first, second, strict=True):
-        reason = _kept(output, again)
-        expected = None if reason else codec.decode(json.loads(output))
+        expected, reason = _expected(output, again)
         if not reason and not (_literal(args) and _literal(expected)):
             reason = "not a literal"
         if reason:
@@ -132,8 +189,36 @@ def _filtered(
     return Hardened(task, seeds, made, cases, dropped)
 
 
+def hardened_task(hardened: Hardened, seed: int) -> Task:
+    """The task with its generated cases among its hidden tests."""
+    task = hardened.task
+    if not hardened.cases:
+        return task
+    if task.harness == "check":
+        return dataclasses.replace(
+            task, tests=(TestFile("check.py", generated_check(hardened), Visibility.HIDDEN),)
+        )
+    generated = TestFile("test_generated.py", generated_test(hardened, seed), Visibility.HIDDEN)
+    return dataclasses.replace(task, tests=(*task.tests, generated))
+
+
+def _verified(hardened: Hardened, pool: JudgePool, seed: int) -> Hardened:
+    """`hardened`, or without its cases when the reference fails them (say, an
+    output that hangs on the process's hash seed) or runs past the limits on them."""
+    if not hardened.cases:
+        return hardened
+    reference = hardened.task.reference or ""
+    task = hardened_task(hardened, seed)
+    verdict = verdict_of(pool.submit(Candidate(reference, reference), task, get_profile("off")))
+    if verdict.outcome is Outcome.PASSED:
+        return hardened
+    dropped = {**hardened.dropped, "the reference failed them": len(hardened.cases)}
+    return dataclasses.replace(hardened, cases=[], dropped=dropped)
+
+
 def _cases_source(cases: list[tuple[Args, Any]]) -> str:
-    return "[\n" + "".join(f"    ({args!r}, {want!r}),\n" for args, want in cases) + "]"
+    lines = "".join(f"    ({source_of(args)}, {source_of(want)}),\n" for args, want in cases)
+    return "[\n" + lines + "]"
 
 
 def generated_test(hardened: Hardened, seed: int) -> str:
@@ -160,29 +245,34 @@ def generated_check(hardened: Hardened) -> str:
 
 
 def write_suite(hardened: Sequence[Hardened], name: str, out: Path, seed: int) -> Path:
-    """The hardened suite, next to nothing of the original: a folder of task folders,
-    or an EvalPlus-format JSONL for tasks that use a `check` harness."""
-    if all(h.task.harness == "check" for h in hardened):
-        path = out / f"{name}-hard.jsonl"
+    """The hardened suite, new beside the original: an EvalPlus-format JSONL for
+    tasks with a `check` harness, else a folder of task folders. A ConfigError when
+    there is nothing to write or the path is taken."""
+    if not hardened:
+        raise ConfigError(f"no task of {name!r} can be hardened: none has a reference")
+    jsonl = all(h.task.harness == "check" for h in hardened)
+    path = out / (f"{name}-hard.jsonl" if jsonl else f"{name}-hard")
+    if path.exists():
+        raise ConfigError(f"{path} exists: remove it, or pass another --out")
+    out.mkdir(parents=True, exist_ok=True)
+    if jsonl:
         lines = []
         for h in hardened:
-            reference = h.task.reference or ""
-            solution = reference.removeprefix(h.task.prompt)
+            task = hardened_task(h, seed)
             lines.append(json.dumps({
-                "task_id": h.task.id, "prompt": h.task.prompt, "entry_point": h.task.entry_point,
-                "canonical_solution": solution, "test": generated_check(h),
+                "task_id": task.id, "prompt": task.prompt, "entry_point": task.entry_point,
+                "canonical_solution": (task.reference or "").removeprefix(task.prompt),
+                "test": task.tests[0].source,
             }))  # fmt: skip
-        out.mkdir(parents=True, exist_ok=True)
         write_atomic(path, "\n".join(lines) + "\n")
         return path
-    root = out / f"{name}-hard"
     for h in hardened:
-        folder = root / h.task.id
+        task = hardened_task(h, seed)
+        folder = path / task.id
         (folder / "hidden").mkdir(parents=True, exist_ok=True)
-        write_atomic(folder / "spec.md", h.task.spec)
-        write_atomic(folder / "reference.py", h.task.reference or "")
-        for test in h.task.tests:
-            where = folder / ("hidden" if test.visibility.value == "hidden" else "") / test.name
-            write_atomic(where, test.source)
-        write_atomic(folder / "hidden" / "test_generated.py", generated_test(h, seed))
-    return root
+        write_atomic(folder / "spec.md", task.spec)
+        write_atomic(folder / "reference.py", task.reference or "")
+        for test in task.tests:
+            hidden = test.visibility is Visibility.HIDDEN
+            write_atomic((folder / "hidden" if hidden else folder) / test.name, test.source)
+    return path
