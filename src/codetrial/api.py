@@ -20,7 +20,7 @@ from codetrial import environments, localize
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig, endpoints_from_env
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
-from codetrial.gate import get_profile
+from codetrial.gate import Profile, get_profile
 from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
 from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
@@ -218,7 +218,7 @@ def _trial(
             _check_resumable(store, backends)
             store.mark_resumed()
         else:
-            store = _new_store(config, tasks, runs_dir, backends, pool, shown, built)
+            store = _new_store(config, profile, tasks, runs_dir, backends, pool, shown, built)
             resources.callback(store.close)
         progress.start(store.run_dir, len(tasks) * len(backends) * config.samples)
         resume_with = f"codetrial run --resume {store.run_dir}"
@@ -240,8 +240,8 @@ def _trial(
 
 
 def _new_store(
-    config: RunConfig, tasks: list[AnyTask], runs_dir: Path, backends: list[Backend],
-    pool: JudgePool, shown: Mapping[str, localize.Localized],
+    config: RunConfig, profile: Profile, tasks: list[AnyTask], runs_dir: Path,
+    backends: list[Backend], pool: JudgePool, shown: Mapping[str, localize.Localized],
     built: Mapping[str, environments.Environment],
 ) -> RunStore:  # fmt: skip
     """A new run directory whose manifest records every condition of the run."""
@@ -253,7 +253,7 @@ def _new_store(
     manifest = new_manifest(
         new_run_id(runs_dir, config.suite), config, tasks,
         {b.name: b.conditions() for b in backends}, template_hashes(templates),
-        system_of(config, get_profile(config.gate_profile), tasks[0]).content,
+        system_of(config, profile, tasks[0]).content,
         pool.isolation, pool.bwrap,
     )  # fmt: skip
     notes = {task_id: view.note for task_id, view in shown.items()}
@@ -296,15 +296,14 @@ def evaluate(
                 REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout, runs,
                 unsafe_host_exec,
             )  # fmt: skip
-            store = judge_predictions(patches, announce=watch.start, progress=watch.advance)
+            run_dir = judge_predictions(patches, announce=watch.start, progress=watch.advance)
         else:
             job = SamplesJob(
                 lines, suite, data, prompts, workers, TIMEOUT_S if timeout is None else timeout,
                 cpu_time, gate, runs, unsafe_host_exec,
             )  # fmt: skip
-            store = judge_samples(job, announce=watch.start, progress=watch.advance)
-    store.close()
-    result = Run(store.run_dir)
+            run_dir = judge_samples(job, announce=watch.start, progress=watch.advance)
+    result = Run(run_dir)
     result.report()
     return result
 

@@ -8,6 +8,7 @@ predicted one attempt. Instances it did not predict are counted, not judged.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -71,8 +72,8 @@ def judge_predictions(
     *,
     announce: Callable[[Path, int], None] = lambda run_dir, count: None,
     progress: Callable[[AttemptRecord], None] = lambda record: None,
-) -> RunStore:
-    """Judge predictions into a new run directory; the store comes back open."""
+) -> Path:
+    """Judge predictions into a new run directory; the directory."""
     tasks = repository_tasks(load_suite(job.suite, None, job.data), "codetrial evaluate")
     predictions = read_predictions(job.predictions, tasks)
     repositories, by_task = environments.for_tasks(
@@ -93,34 +94,28 @@ def judge_predictions(
         }
     )
     pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, repositories)
-    store = None
     try:
         source = {model: job.predictions.source for model in predictions}
         manifest = new_manifest(
             new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "",
             pool.isolation, pool.bwrap,
         )  # fmt: skip
-        store = RunStore.create(
-            job.runs_dir / manifest.run_id, environments.recorded(manifest, by_task)
-        )
-        items = [(model, task) for model in sorted(predictions) for task in tasks
-                 if task.id in predictions[model]]  # fmt: skip
-        announce(store.run_dir, len(items))
-        futures = [
-            pool.submit_repository(predictions[model][task.id], task) for model, task in items
-        ]
-        for (model, task), future in zip(items, futures, strict=True):
-            verdict = verdict_of(future)
-            patch = predictions[model][task.id]
-            record = AttemptRecord.judged(
-                verdict, Candidate(patch, patch), model=model, task_id=task.id, sample=0
-            )
-            store.save(task, record)
-            progress(record)
-    except BaseException:
-        if store is not None:
-            store.close()
-        raise
+        recorded = environments.recorded(manifest, by_task)
+        with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, recorded)) as store:
+            items = [(model, task) for model in sorted(predictions) for task in tasks
+                     if task.id in predictions[model]]  # fmt: skip
+            announce(store.run_dir, len(items))
+            futures = [
+                pool.submit_repository(predictions[model][task.id], task) for model, task in items
+            ]
+            for (model, task), future in zip(items, futures, strict=True):
+                patch = predictions[model][task.id]
+                record = AttemptRecord.judged(
+                    verdict_of(future), Candidate(patch, patch), model=model, task_id=task.id,
+                    sample=0,
+                )  # fmt: skip
+                store.save(task, record)
+                progress(record)
     finally:
         pool.close()
-    return store
+    return store.run_dir

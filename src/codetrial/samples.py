@@ -10,6 +10,7 @@ likelihood ("logprob_sum" with "logprob_tokens", or "mean_logprob") for selectio
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -111,9 +112,9 @@ def judge_samples(
     *,
     announce: Callable[[Path, int], None] = lambda run_dir, count: None,
     progress: Callable[[AttemptRecord], None] = lambda record: None,
-) -> RunStore:
-    """Judge samples into a new run directory; the store comes back open, with
-    samples_results.jsonl written beside it. `announce` hears of the run directory
+) -> Path:
+    """Judge samples into a new run directory, with samples_results.jsonl written
+    beside the store; the directory. `announce` hears of the run directory
     and the number of samples before any judging, `progress` of each attempt as it is
     stored."""
     samples, suite, data, workers = job.samples, job.suite, job.data, job.workers
@@ -138,35 +139,30 @@ def judge_samples(
     )
     profile = get_profile(config.gate_profile)
     pool = JudgePool(workers, config.limits, job.unsafe_host_exec)
-    store = None
     try:
         source = {**samples.source, "samples": str(len(items))}
         manifest = new_manifest(
             new_run_id(job.runs_dir, suite), config, tasks, {model: source}, {}, "",
             pool.isolation, pool.bwrap,
         )  # fmt: skip
-        store = RunStore.create(job.runs_dir / manifest.run_id, manifest)
-        announce(store.run_dir, len(items))
-        verdicts = judge_all(items, model, pool, profile, store, progress)
-        lines = [
-            json.dumps(
-                {
-                    **line,
-                    "passed": v.outcome is Outcome.PASSED,
-                    "outcome": v.outcome.value,
-                    "result": v.detail or v.outcome.value,
-                }
-            )
-            for (line, _, _), v in zip(items, verdicts, strict=True)
-        ]
-        write_atomic(store.run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
-    except BaseException:
-        if store is not None:
-            store.close()
-        raise
+        with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, manifest)) as store:
+            announce(store.run_dir, len(items))
+            verdicts = judge_all(items, model, pool, profile, store, progress)
     finally:
         pool.close()
-    return store
+    lines = [
+        json.dumps(
+            {
+                **line,
+                "passed": v.outcome is Outcome.PASSED,
+                "outcome": v.outcome.value,
+                "result": v.detail or v.outcome.value,
+            }
+        )
+        for (line, _, _), v in zip(items, verdicts, strict=True)
+    ]
+    write_atomic(store.run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
+    return store.run_dir
 
 
 def judge_all(

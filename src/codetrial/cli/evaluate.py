@@ -20,7 +20,7 @@ from codetrial.cli.options import (
     Workers,
 )
 from codetrial.cli.report import show
-from codetrial.cli.views import watching
+from codetrial.cli.views import Bar, out
 from codetrial.config import REPOSITORY_DEFAULTS
 from codetrial.samples import CPU_S, TIMEOUT_S
 
@@ -54,7 +54,7 @@ def evaluate(
 ) -> None:
     """Judge existing samples and report per-sample verdicts and pass@k; or judge a
     SWE-bench predictions file's patches (--suite swe --data INSTANCES --repos DIR)."""
-    with watching(json) as bar:
+    with Bar(out(json)) as bar:
         result = codetrial.evaluate(
             samples, suite, data=data, prompts=prompts, repos=repos, wheels=wheels,
             workers=workers, timeout=timeout, cpu_time=cpu_time, gate=gate, runs_dir=runs_dir,

@@ -19,7 +19,7 @@ from codetrial.cli.options import (
     Workers,
 )
 from codetrial.cli.report import show
-from codetrial.cli.views import watching
+from codetrial.cli.views import Bar, out
 
 
 def run(
@@ -74,7 +74,7 @@ def run(
     json: Json = False,
 ) -> None:
     """Run a trial and print the results table and the path of report.html."""
-    with watching(json) as bar:
+    with Bar(out(json)) as bar:
         result = codetrial.run(
             suite, model, data=data, repos=repos, wheels=wheels, task_ids=task, limit=limit,
             samples=samples, temperature=temperature, seed=seed, think=think, num_ctx=num_ctx,

@@ -13,7 +13,7 @@ from rich.table import Table
 
 import codetrial
 from codetrial.cli.options import DataFile, Json, RunsDir, Workers
-from codetrial.cli.views import console, print_json, watching
+from codetrial.cli.views import Bar, console, out, print_json
 from codetrial.errors import ConfigError
 from codetrial.progress import steps
 from codetrial.samples import prompt_map
@@ -68,7 +68,7 @@ def select(
     """Compare selection strategies side by side on the same candidate pool."""
     strategy_names(strategies)  # a typo is named before a pool is judged
     if pool is not None and run_dir is None:
-        with watching(json) as bar:
+        with Bar(out(json)) as bar:
             run: codetrial.Run | Path = codetrial.evaluate(
                 pool, suite, data=data, prompts=prompts, workers=workers, runs_dir=runs_dir,
                 progress=bar,

@@ -3,16 +3,15 @@ the one JSON document `--json` prints instead."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
-from codetrial.progress import Bar
+from codetrial.progress import Bar as Bar  # the live bar, drawn on `out(as_json)`
 from codetrial.records import TaskResult
 from codetrial.report import EditSummary, ModelSummary, RepositorySummary, cell
 from codetrial.report.summary import PassAtK, matrix
@@ -24,14 +23,6 @@ messages = Console(stderr=True)
 def out(as_json: bool) -> Console:
     """Where a command's words go: standard output, or standard error under --json."""
     return messages if as_json else console
-
-
-@contextlib.contextmanager
-def watching(as_json: bool) -> Iterator[Bar]:
-    """The live bar, on standard error under --json so standard output holds only the
-    document."""
-    with Bar(out(as_json)) as bar:
-        yield bar
 
 
 def print_json(document: Any) -> None:

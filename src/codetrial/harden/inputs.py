@@ -30,6 +30,7 @@ def seed_inputs(task: Task) -> list[Args]:
     each once, with as many arguments as the signature takes."""
     names = {task.entry_point, "candidate"}
     found: list[Args] = []
+    seen: set[str] = set()
     for test in task.tests:
         for node in ast.walk(ast.parse(test.source)):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
@@ -42,7 +43,8 @@ def seed_inputs(task: Task) -> list[Args]:
                 args = tuple(ast.literal_eval(a) for a in node.args)
             except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
                 continue
-            if repr(args) not in {repr(f) for f in found}:
+            if repr(args) not in seen:
+                seen.add(repr(args))
                 found.append(args)
     return found
 
@@ -149,13 +151,8 @@ def _type_of(node: ast.expr | None) -> Any:
 
 def _annotations(task: Task) -> list[Any]:
     """Each parameter's annotated type, or None."""
-    source = task.signature.source
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        tree = ast.parse(source + "\n    ...")
-    function = next(n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef))
-    return [_type_of(p.annotation) for p in [*function.args.posonlyargs, *function.args.args]]
+    args = task.signature.definition().args
+    return [_type_of(p.annotation) for p in [*args.posonlyargs, *args.args]]
 
 
 def _from_type(kind: Any, st: Any) -> Any:

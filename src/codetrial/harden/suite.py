@@ -19,6 +19,7 @@ import ast
 import dataclasses
 import json
 from collections.abc import Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from itertools import zip_longest
 from pathlib import Path
@@ -30,7 +31,7 @@ from codetrial.extras import require
 from codetrial.gate import get_profile
 from codetrial.harden.inputs import Args, mutation_inputs, property_inputs, seed_inputs
 from codetrial.pipeline import verdict_of
-from codetrial.records import Candidate, Outcome, Visibility
+from codetrial.records import Candidate, Outcome, Verdict, Visibility
 from codetrial.sandbox import codec
 from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import Task, TestFile
@@ -167,7 +168,8 @@ def harden(
             _filtered(task, seeds, made, fresh, first.result(), second.result(), tests)
             for task, seeds, made, fresh, (first, second) in pending
         ]
-        return [_verified(h, pool, seed) for h in found]
+        checks = [(h, _reference_check(h, pool, seed)) for h in found]
+        return [_verified(h, check) for h, check in checks]
     finally:
         pool.close()
 
@@ -202,15 +204,19 @@ def hardened_task(hardened: Hardened, seed: int) -> Task:
     return dataclasses.replace(task, tests=(*task.tests, generated))
 
 
-def _verified(hardened: Hardened, pool: JudgePool, seed: int) -> Hardened:
-    """`hardened`, or without its cases when the reference fails them (say, an
-    output that hangs on the process's hash seed) or runs past the limits on them."""
+def _reference_check(hardened: Hardened, pool: JudgePool, seed: int) -> Future[Verdict] | None:
+    """The reference's verdict on its hardened task, to come (None without cases)."""
     if not hardened.cases:
-        return hardened
+        return None
     reference = hardened.task.reference or ""
     task = hardened_task(hardened, seed)
-    verdict = verdict_of(pool.submit(Candidate(reference, reference), task, get_profile("off")))
-    if verdict.outcome is Outcome.PASSED:
+    return pool.submit(Candidate(reference, reference), task, get_profile("off"))
+
+
+def _verified(hardened: Hardened, check: Future[Verdict] | None) -> Hardened:
+    """`hardened`, or without its cases when the reference fails them (say, an
+    output that hangs on the process's hash seed) or runs past the limits on them."""
+    if check is None or verdict_of(check).outcome is Outcome.PASSED:
         return hardened
     dropped = {**hardened.dropped, "the reference failed them": len(hardened.cases)}
     return dataclasses.replace(hardened, cases=[], dropped=dropped)

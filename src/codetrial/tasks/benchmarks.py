@@ -17,7 +17,7 @@ from codetrial.errors import TaskFormatError
 from codetrial.extras import require
 from codetrial.records import Visibility
 from codetrial.tasks.files import parsed
-from codetrial.tasks.jsonl import first_record, read_jsonl
+from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
 
 EXPECTED_FILES = {
@@ -142,11 +142,10 @@ def load_humaneval() -> list[Task]:
     return [_from_prompt(record, "humaneval", where) for where, record in read_jsonl(path)]
 
 
-def is_prompt_file(path: Path) -> bool:
+def is_prompt_record(record: dict[str, Any]) -> bool:
     """Whether a JSONL file's first object reads as an EvalPlus-format problem (a
     hardened suite `codetrial harden` wrote is one), which `--suite PATH` loads under
     the file's own name."""
-    record = first_record(path) or {}
     return all(isinstance(record.get(k), str) for k in ("task_id", "prompt", "entry_point", "test"))
 
 

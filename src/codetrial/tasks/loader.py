@@ -29,14 +29,14 @@ from codetrial.records import Visibility
 from codetrial.registry import Registry
 from codetrial.tasks.benchmarks import (
     EXPECTED_FILES,
-    is_prompt_file,
+    is_prompt_record,
     load_benchmark_file,
     load_humaneval,
 )
 from codetrial.tasks.files import parsed, read_task_file
-from codetrial.tasks.jsonl import read_jsonl
+from codetrial.tasks.jsonl import first_record, read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
-from codetrial.tasks.repository import RepositoryTask, is_swe_file, load_swe
+from codetrial.tasks.repository import RepositoryTask, is_swe_record, load_swe
 from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
 
 AnyTask = Task | WorkspaceTask | RepositoryTask
@@ -211,9 +211,10 @@ def _load_source(name: str, data: Path | None) -> list[AnyTask]:
     if path.is_dir():
         return _load_folder_suite(path)
     if path.is_file() and path.suffix == ".jsonl":
-        if is_swe_file(path):
+        first = first_record(path) or {}
+        if is_swe_record(first):
             return list(load_swe(path, path.stem))
-        if is_prompt_file(path):
+        if is_prompt_record(first):
             return list(load_benchmark_file(path.stem, path))
         return list(_load_jsonl_suite(path))
     raise TaskFormatError(

@@ -20,6 +20,19 @@ class TestFile:
     visibility: Visibility
 
 
+def _definition(text: str) -> ast.FunctionDef:
+    """The one function a `def` line (a body is optional) defines; a ValueError when
+    there is not exactly one."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        tree = ast.parse(text + "\n    ...")
+    functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
+    if len(functions) != 1:
+        raise ValueError("expected exactly one function definition")
+    return functions[0]
+
+
 @dataclass(frozen=True)
 class Signature:
     """The function a candidate must define: its name and how many positional parameters."""
@@ -32,19 +45,16 @@ class Signature:
     def parse(cls, source: str) -> Signature:
         """Parse a `def` line (a body is optional). Raises ValueError when there is none."""
         text = source.rstrip()
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
-            tree = ast.parse(text + "\n    ...")
-        functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
-        if len(functions) != 1:
-            raise ValueError("expected exactly one function definition")
-        fn = functions[0]
+        fn = _definition(text)
         return cls(
             source=text,
             entry_point=fn.name,
             n_params=len(fn.args.posonlyargs) + len(fn.args.args),
         )
+
+    def definition(self) -> ast.FunctionDef:
+        """The signature's `def` as an AST node (its annotations, its defaults)."""
+        return _definition(self.source)
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from codetrial.errors import TaskFormatError
-from codetrial.tasks.jsonl import first_record, read_jsonl
+from codetrial.tasks.jsonl import read_jsonl
 
 ENVIRONMENTS_FILE = "environments.toml"
 _REQUIRED = ("instance_id", "repo", "base_commit", "problem_statement", "patch", "test_patch")
@@ -167,9 +167,8 @@ def _task(
     return task
 
 
-def is_swe_file(path: Path) -> bool:
+def is_swe_record(record: dict[str, Any]) -> bool:
     """Whether a JSONL file's first object reads as a SWE-bench instance."""
-    record = first_record(path) or {}
     return "instance_id" in record and "base_commit" in record
 
 
