@@ -8,8 +8,8 @@ import dataclasses
 import json
 from pathlib import Path
 
-from codetrial.harden.inputs import mutation_inputs, property_inputs, seed_inputs
-from codetrial.harden.suite import harden, hardenable, source_of, write_suite
+from codetrial.harden.inputs import mutation_inputs, property_inputs, seed_inputs, source_of
+from codetrial.harden.suite import harden, hardenable, write_suite
 from codetrial.tasks import Task, load_folder, load_suite
 from tests.conftest import FIXTURES, write_task
 from tests.test_cli import cli
@@ -96,14 +96,21 @@ def test_harden_humaneval_writes_an_evalplus_file_loaded_under_its_own_name(
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     judged = cli("evaluate", samples, "--suite", path, "--runs-dir", tmp_path / "runs", "--json")
     assert judged.returncode == 0, judged.stderr
-    passed = [t["first_passed"] for t in json.loads(judged.stdout)["tasks"]]
-    assert passed == [True, True, False]
+    document = json.loads(judged.stdout)
+    assert [t["first_passed"] for t in document["tasks"]] == [True, True, False]
+    assert tasks[0].heavy_input and not tasks[1].heavy_input  # a float does not scale
+    heavy = {r["task_id"]: r["heavy"] for r in document["efficiency"]["references"]}
+    assert heavy["HumanEval/0"]["cpu_s"] > heavy["HumanEval/0"]["base_cpu_s"]
+    assert heavy["HumanEval/2"] is None
+    timed = [c["heavy"] for c in document["efficiency"]["candidates"] if c["heavy"]]
+    assert len(timed) == 1 and 0.5 < timed[0]["cpu_ratio"] < 2
 
 
 def test_the_original_suite_is_unchanged(tmp_path: Path) -> None:
     before = {t.id: dataclasses.astuple(t) for t in load_suite("contracts10")}
-    result = cli("harden", "contracts10", "--task", "two_sum", "--out", tmp_path)
+    result = cli("harden", "contracts10", "--task", "two_sum", "--out", tmp_path, cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["contracts10-hard"]  # nothing else
     assert {t.id: dataclasses.astuple(t) for t in load_suite("contracts10")} == before
     (task,) = load_suite(str(tmp_path / "contracts10-hard"))
     assert task.suite == "contracts10-hard"

@@ -77,9 +77,11 @@ def test_report_renders_and_drills_down(page: Page, runs: list[Path], tmp_path: 
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     for selector in ("header h1", "#summary table", "#chart-first-vs-repaired svg",
                      "#pass-at-k table", "#chart-outcomes svg", "#matrix table",
-                     "#conditions"):  # fmt: skip
+                     "#conditions", "#efficiency table"):  # fmt: skip
         assert page.locator(selector).first.is_visible(), selector
     assert "1/3" in page.locator("#summary table").inner_text()
+    efficiency = page.locator("#efficiency table").inner_text()
+    assert "all tasks" in efficiency and "palindrome" in efficiency and "two_sum" in efficiency
     two_sum = page.locator("div.candidate", has_text="two_sum")
     assert not two_sum.is_visible()
     page.locator("#matrix a", has_text="failed → pass").click()

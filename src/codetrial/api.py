@@ -21,6 +21,7 @@ from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig, endpoints_f
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
 from codetrial.gate import Profile, get_profile
+from codetrial.harden.efficiency import measure as measure_efficiency
 from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
 from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
@@ -157,6 +158,7 @@ def run(
     ollama_url: str | None = None,
     openai_url: str | None = None,
     api_key: str | None = None,
+    efficiency: bool = True,
     unsafe_host_exec: bool = False,
     resume: Path | str | None = None,
     progress: bool | Progress = False,
@@ -188,6 +190,7 @@ def run(
             "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
             "samples": samples, "temperature": temperature, "seed": seed, "think": think,
             "workers": workers, "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,
+            "efficiency": efficiency,
             "repos": repos, "wheels": wheels, **shaped,
         })  # fmt: skip
     with _watched(progress) as watch:
@@ -224,6 +227,8 @@ def _trial(
         resume_with = f"codetrial run --resume {store.run_dir}"
         try:
             run_trial(Trial(config, profile, pool, store, shown), tasks, backends, progress.advance)
+            if config.efficiency:
+                measure_efficiency(store, tasks, pool)
         except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
             report = Run(store.run_dir).report()
             raise type(exc)(
@@ -275,6 +280,7 @@ def evaluate(
     cpu_time: int = CPU_S,
     gate: str | None = None,
     runs_dir: Path | str = "runs",
+    efficiency: bool = True,
     unsafe_host_exec: bool = False,
     progress: bool | Progress = False,
 ) -> Run:
@@ -300,7 +306,7 @@ def evaluate(
         else:
             job = SamplesJob(
                 lines, suite, data, prompts, workers, TIMEOUT_S if timeout is None else timeout,
-                cpu_time, gate, runs, unsafe_host_exec,
+                cpu_time, gate, runs, unsafe_host_exec, efficiency,
             )  # fmt: skip
             run_dir = judge_samples(job, announce=watch.start, progress=watch.advance)
     result = Run(run_dir)

@@ -96,6 +96,7 @@ class RunConfig(BaseModel):
     repos: Path | None = None  # the clones repository tasks are checked out from
     wheels: Path | None = None  # where their package environments are built from
     unsafe_host_exec: bool = False
+    efficiency: bool = True  # passing candidates measured against the references
     limits: Limits = Limits()
     endpoints: Endpoints = Endpoints()
 

@@ -137,6 +137,17 @@ def group_counts(results: Sequence[TestResult]) -> dict[str, tuple[int, int]]:
     return counts
 
 
+class Usage(BaseModel):
+    """What a candidate's test runs used, from the kernel's accounting of their
+    processes: CPU seconds, summed over the runs, and peak resident memory in KiB,
+    the largest run's (the interpreter's own pages included)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    cpu_s: float
+    peak_kb: int
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The outcome of judging one candidate, with the evidence behind it."""
@@ -149,6 +160,7 @@ class Verdict:
     detail: str = ""
     feedback: str | None = None
     phases: tuple[tuple[str, float], ...] = ()  # wall seconds of the judging's parts
+    usage: Usage | None = None  # None when a run was stopped before it could be measured
 
 
 class AttemptRecord(BaseModel):
@@ -179,6 +191,7 @@ class AttemptRecord(BaseModel):
     generation_s: float = 0.0
     execution_s: float = 0.0
     phases: dict[str, float] = {}
+    usage: Usage | None = None
     logprob_sum: float | None = None
     logprob_tokens: int | None = None
 
@@ -232,6 +245,7 @@ class AttemptRecord(BaseModel):
             generation_s=generation.duration_s if generation else 0.0,
             execution_s=execution_s,
             phases=dict(verdict.phases),
+            usage=verdict.usage,
             logprob_sum=generation.logprob_sum if generation else None,
             logprob_tokens=generation.logprob_tokens if generation else None,
         )

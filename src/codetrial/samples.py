@@ -20,6 +20,7 @@ from typing import Any
 from codetrial.config import RunConfig
 from codetrial.errors import TaskFormatError
 from codetrial.gate import Profile, get_profile
+from codetrial.harden.efficiency import measure as measure_efficiency
 from codetrial.pipeline import verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
@@ -105,6 +106,7 @@ class SamplesJob:
     gate: str | None = None
     runs_dir: Path = Path("runs")
     unsafe_host_exec: bool = False
+    efficiency: bool = True
 
 
 def judge_samples(
@@ -134,6 +136,7 @@ def judge_samples(
             "gate_profile": job.gate or tasks[0].policy,
             "repair_attempts": 0,
             "unsafe_host_exec": job.unsafe_host_exec,
+            "efficiency": job.efficiency,
             "limits": {"timeout_s": job.timeout, "cpu_s": job.cpu_time},
         }
     )
@@ -148,6 +151,8 @@ def judge_samples(
         with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, manifest)) as store:
             announce(store.run_dir, len(items))
             verdicts = judge_all(items, model, pool, profile, store, progress)
+            if job.efficiency:
+                measure_efficiency(store, tasks, pool)
     finally:
         pool.close()
     lines = [

@@ -11,6 +11,7 @@ import typer
 import codetrial
 from codetrial.cli.options import (
     DataFile,
+    Efficiency,
     Gate,
     Json,
     Repos,
@@ -49,6 +50,7 @@ def evaluate(
     cpu_time: Annotated[int, typer.Option(help="CPU seconds per sample")] = CPU_S,
     gate: Gate = None,
     runs_dir: RunsDir = Path("runs"),
+    efficiency: Efficiency = True,
     unsafe_host_exec: UnsafeHostExec = False,
     json: Json = False,
 ) -> None:
@@ -58,6 +60,6 @@ def evaluate(
         result = codetrial.evaluate(
             samples, suite, data=data, prompts=prompts, repos=repos, wheels=wheels,
             workers=workers, timeout=timeout, cpu_time=cpu_time, gate=gate, runs_dir=runs_dir,
-            unsafe_host_exec=unsafe_host_exec, progress=bar,
+            efficiency=efficiency, unsafe_host_exec=unsafe_host_exec, progress=bar,
         )  # fmt: skip
     show(result, json)

@@ -11,6 +11,7 @@ from rich.table import Table
 
 from codetrial.cli.options import DataFile, UnsafeHostExec, Workers
 from codetrial.cli.views import console
+from codetrial.harden.inputs import source_of
 from codetrial.harden.suite import harden as harden_tasks
 from codetrial.harden.suite import hardenable, write_suite
 from codetrial.tasks import function_tasks, load_suite
@@ -40,11 +41,12 @@ def harden(
         name = given.resolve().name if given.exists() else suite
     path = write_suite(hardened, name, out, seed)
     table = Table(title=f"{name}-hard: generated cases per task")
-    for header in ("task", "seed inputs", "generated", "kept", "dropped"):
+    for header in ("task", "seed inputs", "generated", "kept", "dropped", "heavy input"):
         table.add_column(header, justify="left" if header in ("task", "dropped") else "right")
     for h in hardened:
         dropped = ", ".join(f"{n} {why}" for why, n in sorted(h.dropped.items()) if n)
-        table.add_row(h.task.id, str(h.seeds), str(h.generated), str(len(h.cases)), dropped)
+        heavy = f"{len(source_of(h.heavy)):,} chars" if h.heavy is not None else "none"
+        table.add_row(h.task.id, str(h.seeds), str(h.generated), str(len(h.cases)), dropped, heavy)
     console.print(table)
     for one in loaded:
         reason = hardenable(one)

@@ -27,6 +27,12 @@ Gate = Annotated[
     str | None, typer.Option(help="builtins-only, stdlib or off (default: the suite's)")
 ]
 RunsDir = Annotated[Path, typer.Option(help="where run directories go")]
+Efficiency = Annotated[
+    bool,
+    typer.Option(
+        help="measure passing candidates' CPU time and memory against the tasks' references"
+    ),
+]
 UnsafeHostExec = Annotated[
     bool, typer.Option(help="run candidates without namespaces (rlimits only)")
 ]

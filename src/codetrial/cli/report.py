@@ -12,6 +12,7 @@ from codetrial.cli.options import Json
 from codetrial.cli.views import (
     console,
     edit_table,
+    efficiency_table,
     instance_table,
     matrix_table,
     pass_at_k_table,
@@ -39,6 +40,8 @@ def show(run: codetrial.Run, as_json: bool = False) -> None:
         if len(task_ids) <= 40:
             console.print(instance_table(computed.repositories))
         console.print(repository_table(computed.repositories))
+    if computed.efficiency_rows:
+        console.print(efficiency_table(computed.efficiency_rows))
     console.print(f"report: {run.path / 'report.html'}", soft_wrap=True, highlight=False)
 
 

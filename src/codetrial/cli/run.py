@@ -10,6 +10,7 @@ import typer
 import codetrial
 from codetrial.cli.options import (
     DataFile,
+    Efficiency,
     Gate,
     Json,
     Repos,
@@ -70,6 +71,7 @@ def run(
     openai_url: Annotated[str | None, typer.Option(help="($OPENAI_BASE_URL)")] = None,
     api_key: Annotated[str | None, typer.Option(help="($OPENAI_API_KEY)")] = None,
     resume: Annotated[Path | None, typer.Option(help="finish an interrupted run")] = None,
+    efficiency: Efficiency = True,
     unsafe_host_exec: UnsafeHostExec = False,
     json: Json = False,
 ) -> None:
@@ -81,7 +83,7 @@ def run(
             max_tokens=max_tokens, repair_attempts=repair_attempts, tries=tries,
             edit_format=edit_format, timeout=timeout, cpu_time=cpu_time, workers=workers,
             gate=gate, runs_dir=runs_dir, base_url=base_url, ollama_url=ollama_url,
-            openai_url=openai_url, api_key=api_key, unsafe_host_exec=unsafe_host_exec,
-            resume=resume, progress=bar,
+            openai_url=openai_url, api_key=api_key, efficiency=efficiency,
+            unsafe_host_exec=unsafe_host_exec, resume=resume, progress=bar,
         )  # fmt: skip
     show(result, json)

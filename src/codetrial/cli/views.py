@@ -13,7 +13,7 @@ from rich.table import Table
 
 from codetrial.progress import Bar as Bar  # the live bar, drawn on `out(as_json)`
 from codetrial.records import TaskResult
-from codetrial.report import EditSummary, ModelSummary, RepositorySummary, cell
+from codetrial.report import EditSummary, EfficiencySummary, ModelSummary, RepositorySummary, cell
 from codetrial.report.summary import PassAtK, matrix
 
 console = Console()
@@ -109,11 +109,7 @@ def edit_table(rows: Sequence[EditSummary]) -> Table:
 
 def repository_table(rows: Sequence[RepositorySummary]) -> Table:
     """SWE-bench's report, a column per model."""
-    table = Table(title="Repository tasks, as SWE-bench's harness reports them")
-    table.add_column("")
-    for r in rows:
-        table.add_column(r.model, justify="right")
-    lines = [
+    return _per_model("Repository tasks, as SWE-bench's harness reports them", rows, [
         ("instances", [str(r.total) for r in rows]),
         ("submitted", [str(r.submitted) for r in rows]),
         ("completed", [str(r.completed) for r in rows]),
@@ -122,10 +118,40 @@ def repository_table(rows: Sequence[RepositorySummary]) -> Table:
         ("empty patch", [str(r.empty_patch) for r in rows]),
         ("error", [str(r.error) for r in rows]),
         ("resolved % (95% CI)", [str(r.resolved_rate) for r in rows]),
-    ]
+    ])  # fmt: skip
+
+
+def _per_model(
+    title: str, rows: Sequence[RepositorySummary | EfficiencySummary],
+    lines: list[tuple[str, list[str]]],
+) -> Table:  # fmt: skip
+    """A table of labelled lines, a column per model."""
+    table = Table(title=title)
+    table.add_column("")
+    for r in rows:
+        table.add_column(r.model, justify="right")
     for label, cells in lines:
         table.add_row(label, *cells)
     return table
+
+
+def _median_worst(pair: Sequence[float | None]) -> str:
+    return "-" if pair[0] is None else f"{pair[0]:.2f} / {pair[1]:.2f}"
+
+
+def efficiency_table(rows: Sequence[EfficiencySummary]) -> Table:
+    """Passing candidates against the references, a column per model."""
+    return _per_model("Efficiency against the reference (ratios: median / worst)", rows, [
+        ("passing candidates measured", [str(r.candidates) for r in rows]),
+        ("CPU time, tests", [_median_worst(r.tests_cpu) for r in rows]),
+        ("peak memory, tests", [_median_worst(r.tests_peak) for r in rows]),
+        ("timed on the heavy input", [str(r.heavy_timed) for r in rows]),
+        ("CPU time, heavy input", [_median_worst(r.heavy_cpu) for r in rows]),
+        ("peak memory, heavy input", [_median_worst(r.heavy_peak) for r in rows]),
+        ("over the cap on it", [str(r.over_cap) for r in rows]),
+        ("disagreeing on it", [str(r.disagree) for r in rows]),
+        ("flagged slow", [str(r.slow) for r in rows]),
+    ])  # fmt: skip
 
 
 def instance_table(rows: Sequence[RepositorySummary]) -> Table:

@@ -12,7 +12,9 @@ lists of the calls the tests make to the function (or to `candidate`, as HumanEv
 from __future__ import annotations
 
 import ast
+import importlib
 import random
+import tempfile
 import typing
 from collections.abc import Sequence
 from typing import Any
@@ -47,6 +49,22 @@ def seed_inputs(task: Task) -> list[Args]:
                 seen.add(repr(args))
                 found.append(args)
     return found
+
+
+def source_of(value: Any) -> str:
+    """`value` as a Python literal, sets in a fixed order (their own iteration order
+    depends on the process's hash seed)."""
+    if isinstance(value, set | frozenset):
+        items = sorted(source_of(v) for v in value)
+        return "{" + ", ".join(items) + "}" if items else "set()"
+    if isinstance(value, list):
+        return "[" + ", ".join(source_of(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        inner = ", ".join(source_of(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{source_of(k)}: {source_of(v)}" for k, v in value.items()) + "}"
+    return repr(value)
 
 
 def mutated(value: Any, rng: random.Random) -> Any:
@@ -217,5 +235,12 @@ def property_inputs(task: Task, seeds: Sequence[Args], count: int, seed: int) ->
     def collect(args: Args) -> None:
         drawn.append(args)
 
-    hypothesis.seed(seed)(settings(hypothesis.given(st.tuples(*strategies))(collect)))()
+    configuration = importlib.import_module("hypothesis.configuration")
+    with tempfile.TemporaryDirectory(prefix="codetrial-hypothesis-") as scratch:
+        # Its caches go to a scratch folder, not a .hypothesis folder where the user is.
+        configuration.set_hypothesis_home_dir(scratch)
+        try:
+            hypothesis.seed(seed)(settings(hypothesis.given(st.tuples(*strategies))(collect)))()
+        finally:
+            configuration.set_hypothesis_home_dir(None)
     return drawn

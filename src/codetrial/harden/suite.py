@@ -5,12 +5,12 @@ in the sandbox.
 An input is dropped when the reference raises on it, runs past the limits, returns
 something that is not plain data, or returns a different value when run again
 (nondeterministic); and when it or its output cannot be written as a Python literal.
-Outputs are compared as EvalPlus compares them: exactly, except that a float matches
-a float within a relative tolerance of 1e-6 (or an absolute one of 1e-9 near zero).
+Outputs are compared as EvalPlus compares them (see compare.py).
 Folder suites become a folder `<name>-hard` of task folders, each with a
 `hidden/test_generated.py`; benchmark suites (HumanEval's `check` harness) become
 `<name>-hard.jsonl` in EvalPlus's format, whose `check` runs the original one and
-then the generated cases. The original suite is never changed.
+then the generated cases. Each task also gets a heavy input (see heavy.py), on
+which efficiency is measured. The original suite is never changed.
 """
 
 from __future__ import annotations
@@ -29,41 +29,24 @@ from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.extras import require
 from codetrial.gate import get_profile
-from codetrial.harden.inputs import Args, mutation_inputs, property_inputs, seed_inputs
+from codetrial.harden.compare import SOURCE as COMPARE
+from codetrial.harden.heavy import heavy_inputs
+from codetrial.harden.inputs import (
+    Args,
+    mutation_inputs,
+    property_inputs,
+    seed_inputs,
+    source_of,
+)
 from codetrial.pipeline import verdict_of
 from codetrial.records import Candidate, Outcome, Verdict, Visibility
 from codetrial.sandbox import codec
 from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import Task, TestFile
+from codetrial.tasks.model import HEAVY_INPUT
 from codetrial.verdict.pool import JudgePool
 
 HARDEN_CPU_S = 0.25  # per call of the reference: inputs heavier than this are dropped
-_COMPARE = '''
-import math
-
-
-def _same(got, want):
-    """Exact, except floats: within a relative 1e-6 or an absolute 1e-9."""
-    if isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
-        return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
-    if isinstance(want, (list, tuple)):
-        return (type(got) is type(want) and len(got) == len(want)
-                and all(_same(g, w) for g, w in zip(got, want)))
-    if isinstance(want, dict):
-        return (isinstance(got, dict) and got.keys() == want.keys()
-                and all(_same(got[k], want[k]) for k in want))
-    return got == want
-
-
-def _case(function, name, args, want):
-    """One generated case; a failure names the input, what came back and what was due."""
-    shown = f"{name}{args!r}"
-    try:
-        got = function(*args)
-    except Exception as exc:
-        raise AssertionError(f"{shown} raised {type(exc).__name__}: {exc}") from None
-    assert _same(got, want), f"{shown} returned {got!r}, expected {want!r}"
-'''
 
 
 @dataclass(frozen=True)
@@ -75,22 +58,7 @@ class Hardened:
     generated: int
     cases: list[tuple[Args, Any]]
     dropped: dict[str, int] = field(default_factory=dict)
-
-
-def source_of(value: Any) -> str:
-    """`value` as a Python literal, sets in a fixed order (their own iteration order
-    depends on the process's hash seed)."""
-    if isinstance(value, set | frozenset):
-        items = sorted(source_of(v) for v in value)
-        return "{" + ", ".join(items) + "}" if items else "set()"
-    if isinstance(value, list):
-        return "[" + ", ".join(source_of(v) for v in value) + "]"
-    if isinstance(value, tuple):
-        inner = ", ".join(source_of(v) for v in value)
-        return f"({inner},)" if len(value) == 1 else f"({inner})"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{source_of(k)}: {source_of(v)}" for k, v in value.items()) + "}"
-    return repr(value)
+    heavy: Args | None = None
 
 
 def _literal(value: Any) -> bool:
@@ -169,7 +137,11 @@ def harden(
             for task, seeds, made, fresh, (first, second) in pending
         ]
         checks = [(h, _reference_check(h, pool, seed)) for h in found]
-        return [_verified(h, check) for h, check in checks]
+        verified = [_verified(h, check) for h, check in checks]
+        bases = [(h.task, max((args for args, _ in h.cases), key=lambda a: len(source_of(a))))
+                 for h in verified if h.cases]  # fmt: skip
+        heavy = heavy_inputs(pool, bases)
+        return [dataclasses.replace(h, heavy=heavy.get(h.task.id)) for h in verified]
     finally:
         pool.close()
 
@@ -192,16 +164,18 @@ def _filtered(
 
 
 def hardened_task(hardened: Hardened, seed: int) -> Task:
-    """The task with its generated cases among its hidden tests."""
+    """The task with its generated cases among its hidden tests, and its heavy input."""
     task = hardened.task
     if not hardened.cases:
         return task
+    heavy = source_of(hardened.heavy) if hardened.heavy is not None else ""
+    tests: tuple[TestFile, ...]
     if task.harness == "check":
-        return dataclasses.replace(
-            task, tests=(TestFile("check.py", generated_check(hardened), Visibility.HIDDEN),)
-        )
-    generated = TestFile("test_generated.py", generated_test(hardened, seed), Visibility.HIDDEN)
-    return dataclasses.replace(task, tests=(*task.tests, generated))
+        tests = (TestFile("check.py", generated_check(hardened), Visibility.HIDDEN),)
+    else:
+        generated = TestFile("test_generated.py", generated_test(hardened, seed), Visibility.HIDDEN)
+        tests = (*task.tests, generated)
+    return dataclasses.replace(task, tests=tests, heavy_input=heavy)
 
 
 def _reference_check(hardened: Hardened, pool: JudgePool, seed: int) -> Future[Verdict] | None:
@@ -232,7 +206,7 @@ def generated_test(hardened: Hardened, seed: int) -> str:
     entry = hardened.task.entry_point
     return (
         f'"""Inputs generated by `codetrial harden` (seed {seed}); each expected value is '
-        f'the reference\'s output."""\n\nfrom candidate import {entry}\n{_COMPARE}\n\n'
+        f'the reference\'s output."""\n\nfrom candidate import {entry}\n{COMPARE}\n\n'
         f"CASES = {_cases_source(hardened.cases)}\n\n\n"
         f"def test_generated_inputs():\n    for args, want in CASES:\n"
         f"        _case({entry}, {entry!r}, args, want)\n"
@@ -243,7 +217,7 @@ def generated_check(hardened: Hardened) -> str:
     """A benchmark task's test code: its own `check`, then the generated cases."""
     original = next(t.source for t in hardened.task.tests)
     return (
-        f"{original}\n\n{_COMPARE}\n\n_GENERATED = {_cases_source(hardened.cases)}\n"
+        f"{original}\n\n{COMPARE}\n\n_GENERATED = {_cases_source(hardened.cases)}\n"
         "_original_check = check\n\n\ndef check(candidate):\n    _original_check(candidate)\n"
         "    for args, want in _GENERATED:\n"
         "        _case(candidate, 'candidate', args, want)\n"
@@ -268,7 +242,7 @@ def write_suite(hardened: Sequence[Hardened], name: str, out: Path, seed: int) -
             lines.append(json.dumps({
                 "task_id": task.id, "prompt": task.prompt, "entry_point": task.entry_point,
                 "canonical_solution": (task.reference or "").removeprefix(task.prompt),
-                "test": task.tests[0].source,
+                "test": task.tests[0].source, "heavy_input": task.heavy_input,
             }))  # fmt: skip
         write_atomic(path, "\n".join(lines) + "\n")
         return path
@@ -278,6 +252,8 @@ def write_suite(hardened: Sequence[Hardened], name: str, out: Path, seed: int) -
         (folder / "hidden").mkdir(parents=True, exist_ok=True)
         write_atomic(folder / "spec.md", task.spec)
         write_atomic(folder / "reference.py", task.reference or "")
+        if task.heavy_input:
+            write_atomic(folder / HEAVY_INPUT, task.heavy_input + "\n")
         for test in task.tests:
             hidden = test.visibility is Visibility.HIDDEN
             write_atomic((folder / "hidden" if hidden else folder) / test.name, test.source)

@@ -21,11 +21,13 @@ from codetrial.report.charts import (
 )
 from codetrial.report.summary import (
     EditSummary,
+    EfficiencySummary,
     ModelSummary,
     PassAtK,
     RepositorySummary,
     cell,
     edit_summaries,
+    efficiency_summaries,
     matrix,
     pass_at_k_rows,
     repository_summaries,
@@ -37,9 +39,10 @@ from codetrial.store.manifest import Manifest
 
 SELECTION = "selection.json"
 JUDGE_EVAL = "judge_eval.json"
+EFFICIENCY = "efficiency.json"
 __all__ = [
-    "EditSummary", "Figures", "ModelSummary", "RepositorySummary", "cell", "figures",
-    "summarize", "write_reports",
+    "EditSummary", "EfficiencySummary", "Figures", "ModelSummary", "RepositorySummary",
+    "cell", "figures", "summarize", "write_reports",
 ]  # fmt: skip
 
 
@@ -52,12 +55,15 @@ class Figures:
     pass_at_k: list[PassAtK]
     edits: list[EditSummary]
     repositories: list[RepositorySummary]
+    efficiency: dict[str, Any]  # efficiency.json as measured ({} when it was not)
+    efficiency_rows: list[EfficiencySummary]
 
 
 def figures(store: RunStore) -> Figures:
     manifest = store.manifest
     config = manifest.config
     results = store.task_results()
+    efficiency = read_json(store.run_dir / EFFICIENCY, dict)
     return Figures(
         results,
         summarize(results, config.models),
@@ -70,6 +76,8 @@ def figures(store: RunStore) -> Figures:
             config.repair_attempts + 1,
         ),
         repository_summaries(results, config.models, list(manifest.repositories)),
+        efficiency,
+        efficiency_summaries(efficiency, config.models),
     )
 
 
@@ -128,6 +136,8 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "edits": figures.edits,
         "repositories": figures.repositories,
         "repository_ids": set(manifest.repositories),
+        "efficiency": figures.efficiency,
+        "efficiency_rows": figures.efficiency_rows,
         "workspaces": manifest.workspaces,
         "trust": manifest.trust,
         "cell": cell,
@@ -153,6 +163,12 @@ def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
         "pass_at_k": [row.as_dict() for row in figures.pass_at_k],
         "edits": [row.as_dict() for row in figures.edits],
         "repositories": [row.as_dict() for row in figures.repositories],
+        "efficiency": {
+            **figures.efficiency,
+            "summary": [row.as_dict() for row in figures.efficiency_rows],
+        }
+        if figures.efficiency
+        else None,
         "tasks": [
             {
                 "model": r.model,

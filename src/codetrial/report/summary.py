@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 from codetrial.metrics import Estimate, bootstrap, ks_for, pass_at_k_table
 from codetrial.records import (
@@ -287,3 +290,68 @@ def repository_summaries(
             )
         )
     return rows
+
+
+def _median_worst(values: Sequence[float | None]) -> list[float | None]:
+    """[median, worst] of the known values, or [None, None]."""
+    known = [v for v in values if v is not None]
+    return [round(statistics.median(known), 3), max(known)] if known else [None, None]
+
+
+@dataclass(frozen=True)
+class EfficiencySummary:
+    """Passing candidates against their tasks' references (see efficiency.json): the
+    median and worst ratios of CPU time and peak memory, on the tests and on heavy
+    inputs, and how many are flagged slow. For one model over all its tasks
+    (`task_id` ""), with `tasks` holding the same per task."""
+
+    model: str
+    task_id: str
+    candidates: int
+    tests_cpu: list[float | None]
+    tests_peak: list[float | None]
+    heavy_timed: int
+    heavy_cpu: list[float | None]
+    heavy_peak: list[float | None]
+    over_cap: int
+    disagree: int
+    slow: int
+    tasks: tuple[EfficiencySummary, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "tasks": [t.as_dict() for t in self.tasks]}
+
+
+def _efficiency_row(model: str, task_id: str, rows: list[dict[str, Any]]) -> EfficiencySummary:
+    tests = [r["tests"] for r in rows if r["tests"]]
+    heavy = [r["heavy"] for r in rows if r["heavy"]]
+    return EfficiencySummary(
+        model=model,
+        task_id=task_id,
+        candidates=len(rows),
+        tests_cpu=_median_worst([t["cpu_ratio"] for t in tests]),
+        tests_peak=_median_worst([t["peak_ratio"] for t in tests]),
+        heavy_timed=sum(h["cpu_ratio"] is not None for h in heavy),
+        heavy_cpu=_median_worst([h["cpu_ratio"] for h in heavy]),
+        heavy_peak=_median_worst([h["peak_ratio"] for h in heavy]),
+        over_cap=sum(bool(h["over_cap"]) for h in heavy),
+        disagree=sum(h["agrees"] is False for h in heavy),
+        slow=sum(bool(r["slow"]) for r in rows),
+    )
+
+
+def efficiency_summaries(
+    document: dict[str, Any], models: Sequence[str]
+) -> list[EfficiencySummary]:
+    """One EfficiencySummary per model with measured candidates."""
+    summaries = []
+    for model in models:
+        mine = [c for c in document.get("candidates", []) if c["model"] == model]
+        if not mine:
+            continue
+        task_ids = sorted({c["task_id"] for c in mine})
+        per_task = tuple(
+            _efficiency_row(model, t, [c for c in mine if c["task_id"] == t]) for t in task_ids
+        )
+        summaries.append(dataclasses.replace(_efficiency_row(model, "", mine), tasks=per_task))
+    return summaries

@@ -79,9 +79,23 @@ class CallTimeout(Exception):
 
 @dataclass(frozen=True)
 class ChildExit:
+    """How a child ended, as the server saw it: its exit, and its CPU seconds and
+    peak resident memory (KiB) from the kernel's accounting, which the child
+    cannot touch."""
+
     code: int | None
     signal: int | None
     cpu_s: float
+    peak_kb: int
+
+    @classmethod
+    def of(cls, exited: dict[str, Any]) -> ChildExit:
+        return cls(
+            code=exited.get("code"),
+            signal=exited.get("signal"),
+            cpu_s=float(exited.get("cpu_s", 0.0)),
+            peak_kb=int(exited.get("peak_kb", 0)),
+        )
 
 
 class _Expired(Exception):
@@ -338,15 +352,10 @@ class _Child:
     def _child_gone(self, deadline: float) -> None:
         """The child closed its pipe: ask the server how it ended."""
         try:
-            exited = self._worker.exited(deadline + EXIT_TIMEOUT_S)
+            self.exit = ChildExit.of(self._worker.exited(deadline + EXIT_TIMEOUT_S))
         except (_Expired, _Broken) as exc:
             self._halt(Stop.CRASH, f"the worker did not report the exit ({exc})")
             return
-        self.exit = ChildExit(
-            code=exited.get("code"),
-            signal=exited.get("signal"),
-            cpu_s=float(exited.get("cpu_s", 0.0)),
-        )
         if self.exit.signal == signal.SIGXCPU or self.exit.cpu_s >= self._limits.cpu_s:
             self.stop, self.stop_detail = Stop.TIMEOUT, f"over {self._limits.cpu_s} s of CPU"
         elif self._worker.cgroup and self._worker.cgroup.oom_kills() > self._oom_before:
@@ -356,12 +365,18 @@ class _Child:
             self.stop, self.stop_detail = Stop.CRASH, f"the candidate's process ended ({how})"
 
     def end(self) -> None:
-        """Close the child's input, so it exits; the worker collects its exit before
-        the next candidate starts."""
+        """Close the child's input, so it exits, and collect its exit (and so its
+        usage) when nothing stopped it first. A child that does not exit in time
+        goes with its worker."""
         with contextlib.suppress(OSError):
             os.close(self._to_child)
         with contextlib.suppress(OSError):
             os.close(self._from_child.fd)
+        if self.exit is None and self.stop is None and self._worker.child_running:
+            try:
+                self.exit = ChildExit.of(self._worker.exited(time.monotonic() + EXIT_TIMEOUT_S))
+            except (_Expired, _Broken):
+                self._worker.kill()
 
 
 class Session(_Child):

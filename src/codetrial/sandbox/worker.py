@@ -17,7 +17,7 @@ SCM_RIGHTS). Messages are JSON lines:
     child -> host     {"ran": true, "cpu_s"} | {"raised": {...}, "cpu_s"}
                       | {"over_time": cpu_s, "cpu_s"}  (its CPU so far)
     host closes the child's input: the child exits
-    server -> host    {"exited": {"code", "signal", "cpu_s"}}
+    server -> host    {"exited": {"code", "signal", "cpu_s", "peak_kb"}}  (its rusage)
 
 "over_time" answers a request that carried `cpu_s` and ran past it: the call was
 cut short by a CPU timer, the process lives on.
@@ -374,6 +374,7 @@ def serve(control_fd: int, scratch: str, sandboxed: bool, seccomp: str | None) -
                     "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
                     "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
                     "cpu_s": usage.ru_utime + usage.ru_stime,
+                    "peak_kb": usage.ru_maxrss,
                 }
             }
         )

@@ -98,6 +98,7 @@ def _from_prompt(record: dict[str, Any], suite: str, where: str) -> Task:
         context=prelude,
         prompt=original,
         policy="off",
+        heavy_input=str(record.get("heavy_input") or ""),
     )
 
 

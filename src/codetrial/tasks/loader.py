@@ -1,9 +1,10 @@
 """Load tasks from folders: built-in suites ship in the same format a user writes.
 
 A function task's folder holds `spec.md` (with one ```python block giving the
-signature), `test_*.py` (visible tests), optionally `hidden/test_*.py` and
-`reference.py`. A workspace task's folder is an Exercism exercise (see
-`codetrial.tasks.workspace`). A suite is a folder of task folders of one kind.
+signature), `test_*.py` (visible tests), optionally `hidden/test_*.py`,
+`reference.py` and `heavy_input.txt` (see `Task.heavy_input`). A workspace task's
+folder is an Exercism exercise (see `codetrial.tasks.workspace`). A suite is a
+folder of task folders of one kind.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from codetrial.tasks.benchmarks import (
 )
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import first_record, read_jsonl
-from codetrial.tasks.model import Signature, Task, TestFile
+from codetrial.tasks.model import HEAVY_INPUT, Signature, Task, TestFile
 from codetrial.tasks.repository import RepositoryTask, is_swe_record, load_swe
 from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
 
@@ -110,6 +111,7 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
     if clash:
         raise TaskFormatError(f"{folder}: a visible and a hidden test share the name {clash}")
     reference = folder / "reference.py"
+    heavy = folder / HEAVY_INPUT
     return Task(
         id=folder.name,
         suite=suite,
@@ -118,6 +120,7 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
         signature=signature,
         tests=tuple(tests),
         reference=read_task_file(reference) if reference.is_file() else None,
+        heavy_input=read_task_file(heavy).strip() if heavy.is_file() else "",
     )
 
 
@@ -168,8 +171,9 @@ def _write_task_folder(folder: Path, record: dict[str, object]) -> None:
             if not str(name).startswith("test_") or "/" in str(name):
                 raise ValueError(f"field {key!r}: {name!r} is not a test_*.py name")
             (target / str(name)).write_text(str(source), encoding="utf-8")
-    if isinstance(record.get("reference"), str):
-        (folder / "reference.py").write_text(str(record["reference"]), encoding="utf-8")
+    for key, name in (("reference", "reference.py"), ("heavy_input", HEAVY_INPUT)):
+        if isinstance(record.get(key), str):
+            (folder / name).write_text(str(record[key]), encoding="utf-8")
 
 
 def _load_polyglot(data: Path | None) -> list[WorkspaceTask]:

@@ -8,6 +8,8 @@ from typing import ClassVar
 
 from codetrial.records import Visibility
 
+HEAVY_INPUT = "heavy_input.txt"
+
 
 @dataclass(frozen=True)
 class TestFile:
@@ -65,7 +67,10 @@ class Task:
     candidate's (a benchmark prompt's imports and helpers); `context` is trusted code
     run before the tests (the helpers a benchmark's test calls). `prompt` is a
     benchmark's code prompt, which completion-style samples continue. `policy` is the
-    gate profile the task was written for."""
+    gate profile the task was written for. `heavy_input` is a Python literal of an
+    argument tuple that exercises the function's performance (see `codetrial
+    harden`), on which efficiency is measured against the reference (an input that
+    is not one is reported there, not refused here: a task's verdicts do not rest on it)."""
 
     id: str
     suite: str
@@ -79,6 +84,7 @@ class Task:
     context: str = ""
     prompt: str = ""
     policy: str = "builtins-only"
+    heavy_input: str = ""
     trust: ClassVar[str] = "trusted-side"
 
     @property

@@ -20,10 +20,11 @@ from codetrial.records import (
     Outcome,
     TestOutcome,
     TestResult,
+    Usage,
     Verdict,
     Visibility,
 )
-from codetrial.sandbox import Sandbox, Session, Stop
+from codetrial.sandbox import ChildExit, Sandbox, Session, Stop
 from codetrial.tasks import Task
 from codetrial.verdict.harness import HARNESSES
 
@@ -51,6 +52,14 @@ def classify(stop: Stop | None, tests: Sequence[TestResult], complete: bool) -> 
     return Outcome.ERROR
 
 
+def usage_of(exits: Sequence[ChildExit | None]) -> Usage | None:
+    """The test runs' usage, when every one of them was measured."""
+    if not exits or any(e is None for e in exits):
+        return None
+    measured = [e for e in exits if e is not None]
+    return Usage(cpu_s=sum(e.cpu_s for e in measured), peak_kb=max(e.peak_kb for e in measured))
+
+
 def _detail(session: Session) -> str:
     if session.stop is not None:
         return f"{session.stop.value}: {session.stop_detail}"
@@ -61,14 +70,14 @@ def _detail(session: Session) -> str:
 
 def _run_tests(
     code: str, task: Task, visibility: Visibility, sandbox: Sandbox, limits: Limits
-) -> tuple[Outcome, list[TestResult], str, str]:
+) -> tuple[Outcome, list[TestResult], str, str, ChildExit | None]:
     if task.harness not in HARNESSES:
         raise TaskFormatError(f"task {task.id}: {HARNESSES.unknown(task.harness)}")
     harness = HARNESSES.get(task.harness)
     with sandbox.session(task.program(code), limits) as session:
         recorder, output = harness(task, visibility, session)
     outcome = classify(session.stop, recorder.results, recorder.complete)
-    return outcome, recorder.results, output.strip(), _detail(session)
+    return outcome, recorder.results, output.strip(), _detail(session), session.exit
 
 
 def judge(
@@ -90,15 +99,17 @@ def judge(
         return Verdict(Outcome.REJECTED, gate=gate, detail=message, feedback=message)
 
     results: list[TestResult] = []
+    exits: list[ChildExit | None] = []
     outputs = {Visibility.VISIBLE: "", Visibility.HIDDEN: ""}
     outcome, detail = Outcome.ERROR, "the task has no tests"
     for visibility in (Visibility.VISIBLE, Visibility.HIDDEN):
         if not task.tests_of(visibility):
             continue
-        outcome, tests, outputs[visibility], detail = _run_tests(
+        outcome, tests, outputs[visibility], detail, ended = _run_tests(
             candidate.code, task, visibility, sandbox, limits
         )
         results.extend(tests)
+        exits.append(ended)
         if outcome is not Outcome.PASSED:
             break
     feedback = None
@@ -116,4 +127,5 @@ def judge(
         hidden_output=outputs[Visibility.HIDDEN],
         detail=detail,
         feedback=feedback,
+        usage=usage_of(exits),
     )

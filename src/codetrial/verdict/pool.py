@@ -25,6 +25,7 @@ from codetrial.records import Candidate, Verdict
 from codetrial.sandbox import (
     CallTimeout,
     CandidateError,
+    ChildExit,
     LimitHit,
     Sandbox,
     Session,
@@ -218,6 +219,28 @@ class JudgePool:
             return _output(session, task.entry_point, args, cpu_s)
 
         return self._executor.submit(self._each, code, task, inputs, one, "stopped")
+
+    def submit_call(
+        self, code: str, task: Task, args: list[Any], cpu_s: float
+    ) -> Future[tuple[str, ChildExit | None]]:
+        """The entry point on `args` alone in a fresh process, as `submit_outputs`
+        writes its output, and how that process ended (with its CPU time and peak
+        memory; None when a wall limit ended it)."""
+        return self._executor.submit(self._call_alone, code, task, args, cpu_s)
+
+    def _call_alone(
+        self, code: str, task: Task, args: list[Any], cpu_s: float
+    ) -> tuple[str, ChildExit | None]:
+        output = "stopped"
+        with self._borrowed() as sandbox, sandbox.session(task.program(code), self.limits) as one:
+            if one.load_error is None and one.stop is None:
+                with contextlib.suppress(LimitHit):
+                    output = _output(one, task.entry_point, args, cpu_s)
+        return output, one.exit
+
+    def submit_fresh(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
+        """A verdict judged anew, neither shared nor kept: for measuring its test runs."""
+        return self._executor.submit(self._judge, candidate, task, profile)
 
     def close(self) -> None:
         if hasattr(self, "_executor"):

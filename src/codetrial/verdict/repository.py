@@ -47,7 +47,7 @@ from codetrial.records import (
 )
 from codetrial.sandbox import Sandbox, TestRun
 from codetrial.tasks import RepositoryTask
-from codetrial.verdict import classify
+from codetrial.verdict import classify, usage_of
 from codetrial.verdict.workspace import signed, trimmed
 
 _GIT_TIMEOUT_S = 120
@@ -281,5 +281,5 @@ def judge_repository(
     feedback = None if outcome is Outcome.PASSED else trimmed("\n".join(failures), tail)
     return Verdict(
         outcome, gate=None, tests=tuple(results), hidden_output="\n".join([*failures, tail]),
-        detail=detail, feedback=feedback, phases=phases,
+        detail=detail, feedback=feedback, phases=phases, usage=usage_of([run.exit]),
     )  # fmt: skip

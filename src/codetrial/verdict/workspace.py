@@ -31,7 +31,7 @@ from codetrial.records import Outcome, TestOutcome, TestResult, Verdict, Visibil
 from codetrial.sandbox import Sandbox, TestRun
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask
-from codetrial.verdict import FEEDBACK_CHARS, classify
+from codetrial.verdict import FEEDBACK_CHARS, classify, usage_of
 
 _OUTCOMES = frozenset(TestOutcome)
 
@@ -212,5 +212,5 @@ def judge_workspace(
         feedback = trimmed("\n".join([detail, *failures]).strip(), tail)
     return Verdict(
         outcome, gate=None, tests=tuple(results), visible_output=output, detail=detail,
-        feedback=feedback,
+        feedback=feedback, usage=usage_of([run.exit]),
     )  # fmt: skip
