@@ -24,6 +24,13 @@ WRONG_WHEN_LONG = """def is_palindrome(text: str) -> bool:
     cleaned = [ch.lower() for ch in text if ch.isalnum()]
     return (cleaned == cleaned[::-1]) != (len(text) > 10000)
 """
+# Right on every small input; out of memory on long ones.
+HOARDS_WHEN_LONG = """def is_palindrome(text: str) -> bool:
+    if len(text) > 10000:
+        ballast = [0] * (1 << 40)
+    cleaned = [ch.lower() for ch in text if ch.isalnum()]
+    return cleaned == cleaned[::-1]
+"""
 HOG = """def two_sum(nums, target):
     ballast = [0] * 20_000_000
     seen = {}
@@ -85,20 +92,23 @@ def test_passing_candidates_are_measured_against_the_reference_and_slow_ones_fla
     palindrome_hard: Path, tmp_path: Path
 ) -> None:
     (task,) = load_suite(str(palindrome_hard))
-    samples = [{"task_id": "palindrome", "solution": code}
-               for code in (task.reference, QUADRATIC, WRONG_WHEN_LONG)]  # fmt: skip
+    codes = (task.reference, QUADRATIC, WRONG_WHEN_LONG, HOARDS_WHEN_LONG)
+    samples = [{"task_id": "palindrome", "solution": code} for code in codes]
     run = codetrial.evaluate(samples, suite=str(palindrome_hard), runs_dir=tmp_path, workers=2)
-    assert [row["passed"] for row in run.table()] == [True, True, True]
+    assert [row["passed"] for row in run.table()] == [True, True, True, True]
     document = json.loads((run.path / "results.json").read_text())["efficiency"]
     (reference,) = document["references"]
     assert reference["heavy"]["cpu_s"] > reference["heavy"]["base_cpu_s"]
-    same, quadratic, wrong = document["candidates"]
+    same, quadratic, wrong, hoarder = document["candidates"]
     assert 0.5 < same["heavy"]["cpu_ratio"] < 2 and not same["slow"]
     assert quadratic["heavy"]["over_cap"] and quadratic["heavy"]["cpu_ratio"] >= 10
     assert quadratic["slow"]
     assert wrong["heavy"]["agrees"] is False and wrong["heavy"]["cpu_ratio"] is None
+    assert hoarder["heavy"]["unmeasured"] == "stopped by a limit or a fault"
+    assert hoarder["heavy"]["agrees"] is None and not hoarder["slow"]
     (summary,) = document["summary"]
-    assert (summary["candidates"], summary["slow"], summary["disagree"]) == (3, 1, 1)
+    assert (summary["candidates"], summary["slow"], summary["disagree"]) == (4, 1, 1)
+    assert summary["unmeasured"] == 1
     assert summary["over_cap"] == 1 and summary["heavy_timed"] == 2
     html = (run.path / "report.html").read_text()
     assert "Efficiency against the reference" in html and "Flagged slow" in html

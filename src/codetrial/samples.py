@@ -151,10 +151,18 @@ def judge_samples(
         with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, manifest)) as store:
             announce(store.run_dir, len(items))
             verdicts = judge_all(items, model, pool, profile, store, progress)
+            _write_results(store.run_dir, items, verdicts)
             if job.efficiency:
                 measure_efficiency(store, tasks, pool)
     finally:
         pool.close()
+    return store.run_dir
+
+
+def _write_results(
+    run_dir: Path, items: list[tuple[dict[str, Any], Task, str]], verdicts: list[Verdict]
+) -> None:
+    """samples_results.jsonl: each sample's line with its verdict."""
     lines = [
         json.dumps(
             {
@@ -166,8 +174,7 @@ def judge_samples(
         )
         for (line, _, _), v in zip(items, verdicts, strict=True)
     ]
-    write_atomic(store.run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
-    return store.run_dir
+    write_atomic(run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
 
 
 def judge_all(

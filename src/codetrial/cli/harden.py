@@ -11,7 +11,6 @@ from rich.table import Table
 
 from codetrial.cli.options import DataFile, UnsafeHostExec, Workers
 from codetrial.cli.views import console
-from codetrial.harden.inputs import source_of
 from codetrial.harden.suite import harden as harden_tasks
 from codetrial.harden.suite import hardenable, write_suite
 from codetrial.tasks import function_tasks, load_suite
@@ -45,7 +44,7 @@ def harden(
         table.add_column(header, justify="left" if header in ("task", "dropped") else "right")
     for h in hardened:
         dropped = ", ".join(f"{n} {why}" for why, n in sorted(h.dropped.items()) if n)
-        heavy = f"{len(source_of(h.heavy)):,} chars" if h.heavy is not None else "none"
+        heavy = f"{len(h.heavy):,} chars" if h.heavy else "none"
         table.add_row(h.task.id, str(h.seeds), str(h.generated), str(len(h.cases)), dropped, heavy)
     console.print(table)
     for one in loaded:

@@ -1,7 +1,8 @@
 """How a generated case compares what came back with what was due, as EvalPlus
 compares outputs: exactly, except that a float matches a float within a relative
-tolerance of 1e-6 (or an absolute one of 1e-9 near zero). The same functions judge
-the trusted side's comparisons and, as source, the generated test files."""
+tolerance of 1e-6 (or an absolute one of 1e-9 near zero). `same` is the trusted
+side's comparison (of a candidate's answer on a heavy input with the reference's);
+the same code, as SOURCE, is what generated test files compare with."""
 
 from __future__ import annotations
 

@@ -1,19 +1,26 @@
 """Efficiency against the reference: each passing candidate's CPU time and peak
 memory beside its task's reference, on the task's tests and on its heavy input.
 
-Measured after judging, in the run's sandboxes: every distinct passing program and
-the reference are run anew REPEATS times each and the medians kept, so that both
-are measured alike and at the same time (a verdict's own usage, stored with every
-attempt, was taken while the model may have been generating). The figures come from
-the kernel's accounting of the sandboxed process, which the candidate cannot touch:
-CPU seconds (user and system) and peak resident memory. A test run's process also
-loads the program and decodes its inputs, the same for both, which pulls the ratios
-of light test runs towards 1. The heavy input (see heavy.py) is where the ratios mean
-most: there, the CPU time of a process that only loads a function doing nothing and
-decodes the input is taken off both, so the ratio is of the work itself; a candidate
-is timed only when its output agrees with the reference's, and is stopped at
-CAP_RATIO times the reference's work (and counts as at least that). A candidate more
-than SLOW_RATIO times the reference's CPU time on either is flagged.
+Measured after judging, in the run's sandboxes, for function tasks with a
+reference: every distinct passing program and the reference are judged anew
+REPEATS times and the medians kept, so both are measured alike (a verdict's own
+usage, stored with every attempt, may have been taken while the model was
+generating). The figures come from the kernel's accounting of the sandboxed
+process, read by the fork server, which the candidate cannot reach: CPU seconds
+(user and system, its threads included; the seccomp filter keeps it from starting
+processes of its own) and peak resident memory. A test run's process also loads
+the program and decodes the inputs, the same for both, which pulls the ratios of
+light test runs towards 1.
+
+The heavy input (see heavy.py) is where the ratios mean most. A process that loads
+a function doing nothing and decodes the same input gives the baseline, taken off
+both, so the CPU ratio is of the work itself (a candidate's own imports count as
+its work, which is why a reference must work at least MIN_WORK_S there). A
+candidate is timed only when every repeat gives the same answer and it is the
+reference's; it is stopped at its cap (CAP_RATIO times the reference's work, at
+least MIN_CAP_S, at most the run's CPU limit) after one call, and its ratio is then
+at least the cap's. A candidate more than SLOW_RATIO times the reference's CPU time
+on the tests or on the heavy input is flagged slow.
 
 EvalPerf's idea is the anchor: efficiency is scored on correct code only, on an
 input that exercises performance. Where this differs: EvalPerf counts CPU
@@ -33,29 +40,29 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
+from codetrial.errors import SandboxError
 from codetrial.gate import get_profile
 from codetrial.harden.compare import same
-from codetrial.records import AttemptRecord, Candidate, Outcome, Usage, Verdict
+from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.report import EFFICIENCY
 from codetrial.sandbox import ChildExit, codec
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import AnyTask, Task
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import NO_ANSWER, JudgePool
 
 REPEATS = 3
 SLOW_RATIO = 10.0
 CAP_RATIO = 20.0
 MIN_CAP_S = 1.0
-MIN_WORK_S = 0.002  # a reference's work below this on a heavy input is too light to time
-_FAILED = ("raised", "returned", "timeout", "stopped")
+MIN_WORK_S = 0.01  # a reference's work on a heavy input below this is too light to time
 Calls = list[Future[tuple[str, ChildExit | None]]]
 
 
 @dataclass(frozen=True)
 class Measure:
-    """Medians over the repeats; `output` is a heavy call's (as `submit_outputs`
-    writes it), `over` that the call ran past its cap."""
+    """Medians over the repeats; `output` is the heavy calls' one answer (as
+    `submit_outputs` writes it), `over` that a call ran past its cap."""
 
     cpu_s: float
     peak_kb: int
@@ -82,52 +89,70 @@ class HeavyReference:
         return self.reference.cpu_s - self.base.cpu_s
 
 
-def _median(usages: Sequence[Usage | ChildExit | None]) -> Measure | None:
-    measured = [u for u in usages if u is not None]
-    if not measured:
+def _results(futures: Sequence[Future[Any]]) -> list[Any] | None:
+    """The futures' results, or None when the sandbox failed one (not the
+    program's doing: it is left unmeasured)."""
+    try:
+        return [f.result() for f in futures]
+    except SandboxError:
         return None
+
+
+def _tests(futures: list[Future[Verdict]]) -> Measure | str:
+    """The median test run, or why there is none: each repeat must pass again."""
+    verdicts = _results(futures)
+    if verdicts is None:
+        return "the sandbox failed"
+    if any(v.outcome is not Outcome.PASSED or v.usage is None for v in verdicts):
+        return "did not pass again on every repeat"
     return Measure(
-        statistics.median(u.cpu_s for u in measured),
-        int(statistics.median(u.peak_kb for u in measured)),
+        statistics.median(v.usage.cpu_s for v in verdicts),
+        int(statistics.median(v.usage.peak_kb for v in verdicts)),
     )
 
 
-def _tests(futures: list[Future[Verdict]]) -> Measure | None:
-    return _median([f.result().usage for f in futures if f.result().outcome is Outcome.PASSED])
-
-
-def _heavy(futures: Calls, cap_s: float) -> Measure | None:
-    """The calls' median when they all gave the same output; a first call past its
-    cap makes the measure `over`, at the cap; None when they failed or disagree."""
-    calls = [f.result() for f in futures]
-    first = calls[0][0]
-    if first.startswith(("timeout", "stopped")):
-        return Measure(cap_s, max((e.peak_kb for _, e in calls if e), default=0), first, True)
-    if first.startswith(_FAILED) or any(output != first for output, _ in calls):
-        return None
-    median = _median([ended for _, ended in calls])
-    return Measure(median.cpu_s, median.peak_kb, first) if median else None
+def _heavy(futures: Calls, cap_s: float) -> Measure | str:
+    """The median heavy call when every repeat gave the same answer (a raised
+    exception is an answer too), `over` at the cap when one ran past it; otherwise
+    why there is none."""
+    calls = _results(futures)
+    if calls is None:
+        return "the sandbox failed"
+    outputs = [output for output, _ in calls]
+    ends = [ended for _, ended in calls]
+    if "timeout" in outputs:
+        return Measure(cap_s, max((e.peak_kb for e in ends if e), default=0), "timeout", True)
+    if any(o in ("stopped", "raised MemoryError") for o in outputs) or None in ends:
+        return "stopped by a limit or a fault"
+    if len(set(outputs)) > 1:
+        return "its answers differ between repeats"
+    measured = [e for e in ends if e is not None]
+    return Measure(
+        statistics.median(e.cpu_s for e in measured),
+        int(statistics.median(e.peak_kb for e in measured)),
+        outputs[0],
+    )
 
 
 def _agrees(output: str, reference: str) -> bool:
-    if output.startswith(_FAILED):
+    if output.startswith(NO_ANSWER):
         return False
     return same(codec.decode(json.loads(output)), codec.decode(json.loads(reference)))
 
 
 def _ratio(mine: float, theirs: float) -> float | None:
-    return round(mine / theirs, 3) if theirs > 0 else None
+    return round(max(0.0, mine) / theirs, 3) if theirs > 0 else None
 
 
-def _heavy_args(task: Task) -> tuple[list[Any] | None, str]:
+def _heavy_args(task: Task) -> list[Any] | str:
     """The task's heavy input as arguments, or why it is not a tuple of them."""
     try:
         args = ast.literal_eval(task.heavy_input)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
-        return None, f"heavy_input is not a Python literal ({type(exc).__name__})"
+        return f"heavy_input is not a Python literal ({type(exc).__name__})"
     if not isinstance(args, tuple) or len(args) != task.signature.n_params:
-        return None, f"heavy_input is not a tuple of the {task.signature.n_params} arguments"
-    return list(args), ""
+        return f"heavy_input is not a tuple of the {task.signature.n_params} arguments"
+    return list(args)
 
 
 def _calls(
@@ -136,60 +161,61 @@ def _calls(
     return [pool.submit_call(code, task, args, cap_s) for _ in range(times)]
 
 
-def _candidate_calls(
-    pool: JudgePool, tasks: dict[str, Task], programs: set[tuple[str, str]],
-    heavy: dict[str, tuple[HeavyReference | None, str]],
-) -> dict[tuple[str, str], Calls]:  # fmt: skip
-    """Each program's heavy calls: one first, and the other repeats only for those
-    that did not run past their cap on it (a slow candidate costs one cap, not three)."""
-    usable = {tid: found for tid, (found, _) in heavy.items() if found is not None}
-
-    def calls(tid: str, code: str, times: int) -> Calls:
-        return _calls(pool, tasks[tid], usable[tid].args, code, usable[tid].cap_s, times)
-
-    first = {(tid, code): calls(tid, code, 1) for tid, code in programs if tid in usable}
-    return {
-        key: done if done[0].result()[0].startswith(("timeout", "stopped"))
-        else done + calls(*key, REPEATS - 1)
-        for key, done in first.items()
-    }  # fmt: skip
-
-
 def _nothing(task: Task) -> str:
     """A function of the task's name that does nothing: loading and decoding alone."""
     return f"def {task.entry_point}(*args, **kwargs):\n    return None\n"
 
 
 def _usable(
-    args: list[Any], base: Measure | None, reference: Measure | None, limit: float
-) -> tuple[HeavyReference | None, str]:
+    args: list[Any], base: Measure | str, reference: Measure | str, limit: float
+) -> HeavyReference | str:
     """The task's heavy input as measured on the reference, or why it cannot be used."""
-    if base is None or reference is None or reference.over:
-        return None, "the reference did not give one answer within the limits"
-    if reference.cpu_s - base.cpu_s < MIN_WORK_S:
-        return None, f"the reference's work on it is under {MIN_WORK_S * 1000:g} ms"
-    cap = min(limit, max(MIN_CAP_S, base.cpu_s + CAP_RATIO * (reference.cpu_s - base.cpu_s)))
-    return HeavyReference(args, base, reference, cap), ""
+    if isinstance(base, str) or base.over:
+        return "the baseline process did not finish within the limits"
+    if isinstance(reference, str) or reference.over or reference.output.startswith(NO_ANSWER):
+        return "the reference did not give one answer within the limits"
+    work = reference.cpu_s - base.cpu_s
+    if work < MIN_WORK_S:
+        return f"the reference's work on it is under {MIN_WORK_S * 1000:g} ms"
+    return HeavyReference(args, base, reference, min(limit, max(MIN_CAP_S, CAP_RATIO * work)))
 
 
-def _heavy_references(
-    pool: JudgePool, tasks: Sequence[Task]
-) -> dict[str, tuple[HeavyReference | None, str]]:
+def _heavy_references(pool: JudgePool, tasks: Sequence[Task]) -> dict[str, HeavyReference | str]:
     """Each task's heavy input measured on the reference, or why it cannot be used
     (every call is submitted before any is awaited)."""
     limit = float(pool.limits.cpu_s)
-    found: dict[str, tuple[HeavyReference | None, str]] = {}
+    found: dict[str, HeavyReference | str] = {}
     runs = {}
     for task in tasks:
-        args, why = _heavy_args(task)
-        if args is None:
-            found[task.id] = (None, why)
+        args = _heavy_args(task)
+        if isinstance(args, str):
+            found[task.id] = args
             continue
         base = _calls(pool, task, args, _nothing(task), limit)
         runs[task.id] = (args, base, _calls(pool, task, args, task.reference or "", limit))
     for tid, (args, base, reference) in runs.items():
         found[tid] = _usable(args, _heavy(base, limit), _heavy(reference, limit), limit)
     return found
+
+
+def _candidate_calls(
+    pool: JudgePool, tasks: dict[str, Task], programs: set[tuple[str, str]],
+    heavy: dict[str, HeavyReference | str],
+) -> dict[tuple[str, str], Calls]:  # fmt: skip
+    """Each program's heavy calls: one first, and the other repeats only for those
+    that did not run past their cap on it (a slow candidate costs one cap, not three)."""
+    usable = {tid: found for tid, found in heavy.items() if not isinstance(found, str)}
+
+    def calls(tid: str, code: str, times: int) -> Calls:
+        return _calls(pool, tasks[tid], usable[tid].args, code, usable[tid].cap_s, times)
+
+    first = {(tid, code): calls(tid, code, 1) for tid, code in programs if tid in usable}
+    more = {}
+    for key, done in first.items():
+        results = _results(done)
+        if results is not None and results[0][0] != "timeout":
+            more[key] = calls(*key, REPEATS - 1)
+    return {key: done + more.get(key, []) for key, done in first.items()}
 
 
 def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
@@ -201,77 +227,87 @@ def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
         if a.passed and a.code is not None and a.task_id in with_reference
     ]  # fmt: skip
     profile = get_profile("off")
-    programs = {(a.task_id, a.code or "") for a in passing}
-    programs |= {(tid, with_reference[tid].reference or "") for tid, _ in programs}
+    candidates = {(a.task_id, a.code or "") for a in passing}
+    measured = sorted({tid for tid, _ in candidates})
+    references = {(tid, with_reference[tid].reference or "") for tid in measured}
     tests = {
         (tid, code): [pool.submit_fresh(Candidate(code, code), with_reference[tid], profile)
                       for _ in range(REPEATS)]
-        for tid, code in programs
+        for tid, code in candidates | references
     }  # fmt: skip
-    measured = sorted({tid for tid, _ in programs})
     heavy = _heavy_references(
-        pool, [t for tid in measured if (t := with_reference[tid]).heavy_input]
+        pool, [with_reference[t] for t in measured if with_reference[t].heavy_input]
     )
-    heavy_calls = _candidate_calls(pool, with_reference, programs, heavy)
-    references = []
-    for tid in measured:
-        task = with_reference[tid]
-        ref = _tests(tests[tid, task.reference or ""])
-        row: dict[str, Any] = {
-            "task_id": tid,
-            "tests": ref.as_dict() if ref else None,
-            "heavy": None,
-        }
-        if tid in heavy:
-            found, why = heavy[tid]
-            row["heavy"] = {"chars": len(task.heavy_input), **(
-                {**found.reference.as_dict(), "base_cpu_s": round(found.base.cpu_s, 6)}
-                if found else {"unusable": why}
-            )}  # fmt: skip
-        references.append(row)
-    candidates = [
-        _candidate(a, with_reference[a.task_id], tests, heavy_calls, heavy.get(a.task_id))
-        for a in passing
-    ]
+    heavy_calls = _candidate_calls(pool, with_reference, candidates, heavy)
     document = {
         "repeats": REPEATS, "slow_ratio": SLOW_RATIO, "cap_ratio": CAP_RATIO,
-        "references": references, "candidates": candidates,
+        "references": [_reference_row(with_reference[tid], tests, heavy.get(tid))
+                       for tid in measured],
+        "candidates": [_candidate_row(a, with_reference[a.task_id], tests, heavy_calls,
+                                      heavy.get(a.task_id)) for a in passing],
     }  # fmt: skip
     write_atomic(store.run_dir / EFFICIENCY, json.dumps(document, indent=2))
 
 
-def _candidate(
+def _reference_row(
+    task: Task, tests: dict[tuple[str, str], list[Future[Verdict]]],
+    heavy: HeavyReference | str | None,
+) -> dict[str, Any]:  # fmt: skip
+    measured = _tests(tests[task.id, task.reference or ""])
+    row: dict[str, Any] = {
+        "task_id": task.id,
+        "tests": measured.as_dict() if isinstance(measured, Measure) else {"unmeasured": measured},
+        "heavy": None,
+    }
+    if isinstance(heavy, HeavyReference):
+        row["heavy"] = {"chars": len(task.heavy_input), **heavy.reference.as_dict(),
+                        "base_cpu_s": round(heavy.base.cpu_s, 6)}  # fmt: skip
+    elif heavy is not None:
+        row["heavy"] = {"chars": len(task.heavy_input), "unusable": heavy}
+    return row
+
+
+def _candidate_row(
     attempt: AttemptRecord,
     task: Task,
     tests: dict[tuple[str, str], list[Future[Verdict]]],
     heavy_calls: dict[tuple[str, str], Calls],
-    heavy: tuple[HeavyReference | None, str] | None,
+    heavy: HeavyReference | str | None,
 ) -> dict[str, Any]:
-    code, reference = attempt.code or "", task.reference or ""
+    code = attempt.code or ""
     row: dict[str, Any] = {
         "model": attempt.model, "task_id": task.id, "sample": attempt.sample,
         "attempt": attempt.attempt, "tests": None, "heavy": None,
     }  # fmt: skip
-    mine, theirs = _tests(tests[task.id, code]), _tests(tests[task.id, reference])
-    if mine and theirs:
+    mine, theirs = _tests(tests[task.id, code]), _tests(tests[task.id, task.reference or ""])
+    if isinstance(mine, str):
+        row["tests"] = {"cpu_ratio": None, "peak_ratio": None, "unmeasured": mine}
+    elif isinstance(theirs, Measure):
         row["tests"] = {
             **mine.as_dict(), "cpu_ratio": _ratio(mine.cpu_s, theirs.cpu_s),
             "peak_ratio": _ratio(mine.peak_kb, theirs.peak_kb),
         }  # fmt: skip
-    found = heavy[0] if heavy else None
-    if found is not None:
-        calls = _heavy(heavy_calls[task.id, code], found.cap_s)
-        over = calls is not None and calls.over
-        agrees = (
-            None if over else calls is not None and _agrees(calls.output, found.reference.output)
-        )
-        row["heavy"] = {"agrees": agrees, "over_cap": over, "cpu_ratio": None, "peak_ratio": None}
-        if calls is not None and (over or agrees):
-            row["heavy"].update(
-                calls.as_dict(),
-                cpu_ratio=_ratio(calls.cpu_s - found.base.cpu_s, found.work_s),
-                peak_ratio=_ratio(calls.peak_kb, found.reference.peak_kb),
-            )
+    if isinstance(heavy, HeavyReference):
+        row["heavy"] = _heavy_row(_heavy(heavy_calls[task.id, code], heavy.cap_s), heavy)
     ratios = [part["cpu_ratio"] for part in (row["tests"], row["heavy"]) if part]
     row["slow"] = any(r is not None and r > SLOW_RATIO for r in ratios)
     return row
+
+
+def _heavy_row(calls: Measure | str, heavy: HeavyReference) -> dict[str, Any]:
+    """A candidate on the heavy input: timed when it agrees with the reference (or
+    ran past its cap), else whether it agrees or why it was not measured."""
+    row: dict[str, Any] = {"agrees": None, "over_cap": False, "cpu_ratio": None, "peak_ratio": None}
+    if isinstance(calls, str):
+        return {**row, "unmeasured": calls}
+    row["over_cap"] = calls.over
+    if not calls.over:
+        row["agrees"] = _agrees(calls.output, heavy.reference.output)
+        if not row["agrees"]:
+            return row
+    # A call's cap is on its own work (the decoding comes before it), so is its ratio.
+    work = calls.cpu_s if calls.over else calls.cpu_s - heavy.base.cpu_s
+    return {
+        **row, **calls.as_dict(), "cpu_ratio": _ratio(work, heavy.work_s),
+        "peak_ratio": _ratio(calls.peak_kb, heavy.reference.peak_kb),
+    }  # fmt: skip

@@ -18,15 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from codetrial.errors import SandboxError
 from codetrial.harden.inputs import Args, source_of
 from codetrial.tasks import Task
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import NO_ANSWER, JudgePool
 
 HEAVY_CPU_S = 0.1  # the reference's CPU seconds aimed at on a heavy input
 LADDER_CAP_S = 2.0  # per call while scaling: past this, a scale is too heavy
 MAX_SCALE = 2**12
 MAX_CHARS = 1_000_000  # the heavy input written as a literal
-FAILED = ("raised", "returned", "timeout", "stopped")
 
 
 def scaled(args: Args, k: int) -> Args:
@@ -36,12 +36,18 @@ def scaled(args: Args, k: int) -> Args:
     return tuple(value * k if type(value) in grown else value for value in args)
 
 
+def _grows(base: Args, k: int) -> bool:
+    """Whether scaling `base` by `k` changes it and keeps it within MAX_CHARS."""
+    bigger = scaled(base, k)
+    return bigger != base and len(source_of(bigger)) <= MAX_CHARS
+
+
 def heavy_inputs(pool: JudgePool, bases: Sequence[tuple[Task, Args]]) -> dict[str, Args]:
     """Task id -> its heavy input, for each (task, base input) whose base grows when
     scaled and whose reference handles at least the first scale. Every task's
     ladder climbs at once, a step at a time."""
     found: dict[str, Args] = {}
-    climbing = [(task, base, 2) for task, base in bases if scaled(base, 2) != base]
+    climbing = [(task, base, 2) for task, base in bases if _grows(base, 2)]
     while climbing:
         steps = [
             (task, base, k,
@@ -50,15 +56,13 @@ def heavy_inputs(pool: JudgePool, bases: Sequence[tuple[Task, Args]]) -> dict[st
         ]  # fmt: skip
         climbing = []
         for task, base, k, step in steps:
-            output, ended = step.result()
-            if ended is None or output.startswith(FAILED):
+            try:
+                output, ended = step.result()
+            except SandboxError:
+                continue  # the ladder stops where the sandbox failed it
+            if ended is None or output.startswith(NO_ANSWER):
                 continue
             found[task.id] = scaled(base, k)
-            higher = 2 * k
-            if (
-                ended.cpu_s < HEAVY_CPU_S
-                and higher <= MAX_SCALE
-                and len(source_of(scaled(base, higher))) <= MAX_CHARS
-            ):
-                climbing.append((task, base, higher))
+            if ended.cpu_s < HEAVY_CPU_S and 2 * k <= MAX_SCALE and _grows(base, 2 * k):
+                climbing.append((task, base, 2 * k))
     return found

@@ -58,7 +58,7 @@ class Hardened:
     generated: int
     cases: list[tuple[Args, Any]]
     dropped: dict[str, int] = field(default_factory=dict)
-    heavy: Args | None = None
+    heavy: str = ""  # the heavy input, as a Python literal ("" without one)
 
 
 def _literal(value: Any) -> bool:
@@ -141,7 +141,10 @@ def harden(
         bases = [(h.task, max((args for args, _ in h.cases), key=lambda a: len(source_of(a))))
                  for h in verified if h.cases]  # fmt: skip
         heavy = heavy_inputs(pool, bases)
-        return [dataclasses.replace(h, heavy=heavy.get(h.task.id)) for h in verified]
+        return [
+            dataclasses.replace(h, heavy=source_of(heavy[h.task.id])) if h.task.id in heavy else h
+            for h in verified
+        ]
     finally:
         pool.close()
 
@@ -168,14 +171,13 @@ def hardened_task(hardened: Hardened, seed: int) -> Task:
     task = hardened.task
     if not hardened.cases:
         return task
-    heavy = source_of(hardened.heavy) if hardened.heavy is not None else ""
     tests: tuple[TestFile, ...]
     if task.harness == "check":
         tests = (TestFile("check.py", generated_check(hardened), Visibility.HIDDEN),)
     else:
         generated = TestFile("test_generated.py", generated_test(hardened, seed), Visibility.HIDDEN)
         tests = (*task.tests, generated)
-    return dataclasses.replace(task, tests=tests, heavy_input=heavy)
+    return dataclasses.replace(task, tests=tests, heavy_input=hardened.heavy)
 
 
 def _reference_check(hardened: Hardened, pool: JudgePool, seed: int) -> Future[Verdict] | None:

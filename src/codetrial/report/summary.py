@@ -315,6 +315,7 @@ class EfficiencySummary:
     heavy_peak: list[float | None]
     over_cap: int
     disagree: int
+    unmeasured: int  # on the tests or the heavy input: a repeat failed, a limit or a fault
     slow: int
     tasks: tuple[EfficiencySummary, ...] = ()
 
@@ -336,6 +337,9 @@ def _efficiency_row(model: str, task_id: str, rows: list[dict[str, Any]]) -> Eff
         heavy_peak=_median_worst([h["peak_ratio"] for h in heavy]),
         over_cap=sum(bool(h["over_cap"]) for h in heavy),
         disagree=sum(h["agrees"] is False for h in heavy),
+        unmeasured=sum(
+            any(p and "unmeasured" in p for p in (r["tests"], r["heavy"])) for r in rows
+        ),
         slow=sum(bool(r["slow"]) for r in rows),
     )
 

@@ -29,6 +29,7 @@ from codetrial.sandbox import (
     LimitHit,
     Sandbox,
     Session,
+    Stop,
     codec,
     open_sandbox,
 )
@@ -38,6 +39,7 @@ from codetrial.verdict.repository import Repositories, judge_repository
 from codetrial.verdict.workspace import judge_workspace
 
 TESTS_SLACK_S = 0.1
+NO_ANSWER = ("raised", "returned", "timeout", "stopped")  # outputs that are not a value
 _Key = tuple[str, str, str | None]  # task digest, gate profile or kind, what is judged
 T = TypeVar("T")
 R = TypeVar("R")
@@ -224,8 +226,9 @@ class JudgePool:
         self, code: str, task: Task, args: list[Any], cpu_s: float
     ) -> Future[tuple[str, ChildExit | None]]:
         """The entry point on `args` alone in a fresh process, as `submit_outputs`
-        writes its output, and how that process ended (with its CPU time and peak
-        memory; None when a wall limit ended it)."""
+        writes its output ("timeout" also when the process's own time limit ended
+        it), and how that process ended, with its CPU time and peak memory (None
+        when the host had to stop it: a wall limit, a fault, a broken protocol)."""
         return self._executor.submit(self._call_alone, code, task, args, cpu_s)
 
     def _call_alone(
@@ -236,6 +239,8 @@ class JudgePool:
             if one.load_error is None and one.stop is None:
                 with contextlib.suppress(LimitHit):
                     output = _output(one, task.entry_point, args, cpu_s)
+        if one.stop is Stop.TIMEOUT:
+            output = "timeout"
         return output, one.exit
 
     def submit_fresh(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
