@@ -80,8 +80,11 @@ def test_report_renders_and_drills_down(page: Page, runs: list[Path], tmp_path: 
                      "#conditions", "#efficiency table"):  # fmt: skip
         assert page.locator(selector).first.is_visible(), selector
     assert "1/3" in page.locator("#summary table").inner_text()
-    efficiency = page.locator("#efficiency table").inner_text()
-    assert "all tasks" in efficiency and "palindrome" in efficiency and "two_sum" in efficiency
+    assert "all tasks" in page.locator("#efficiency table").first.inner_text()
+    per_task = page.locator("#efficiency details table")
+    assert not per_task.is_visible()
+    page.locator("#efficiency summary", has_text="per task").click()
+    assert "palindrome" in per_task.inner_text() and "two_sum" in per_task.inner_text()
     two_sum = page.locator("div.candidate", has_text="two_sum")
     assert not two_sum.is_visible()
     page.locator("#matrix a", has_text="failed → pass").click()

@@ -2,32 +2,33 @@
 memory beside its task's reference, on the task's tests and on its heavy input.
 
 Measured after judging, in the run's sandboxes, for function tasks with a
-reference: every distinct passing program and the reference are judged anew
-REPEATS times and the medians kept, so both are measured alike (a verdict's own
-usage, stored with every attempt, may have been taken while the model was
-generating). The figures come from the kernel's accounting of the sandboxed
-process, read by the fork server, which the candidate cannot reach: CPU seconds
-(user and system, its threads included; the seccomp filter keeps it from starting
-processes of its own) and peak resident memory. A test run's process also loads
-the program and decodes the inputs, the same for both, which pulls the ratios of
-light test runs towards 1.
+reference: every distinct passing program is judged once more, and the reference,
+the yardstick, REPEATS times (its medians kept), so both are measured alike and
+after any generation is over (a verdict's own usage, stored with every attempt, may
+have been taken while the model was generating). The figures come from the
+kernel's accounting of the sandboxed process, read by the fork server, which the
+candidate cannot reach: CPU seconds (user and system, its threads included; the
+seccomp filter keeps it from starting processes of its own) and peak resident
+memory. A test run's process also loads the program and decodes the inputs, the
+same for both, which pulls the ratios of light test runs towards 1.
 
 The heavy input (see heavy.py) is where the ratios mean most. A process that loads
 a function doing nothing and decodes the same input gives the baseline, taken off
 both, so the CPU ratio is of the work itself (a candidate's own imports count as
 its work, which is why a reference must work at least MIN_WORK_S there). A
-candidate is timed only when every repeat gives the same answer and it is the
-reference's; it is stopped at its cap (CAP_RATIO times the reference's work, at
-least MIN_CAP_S, at most the run's CPU limit) after one call, and its ratio is then
-at least the cap's. A candidate more than SLOW_RATIO times the reference's CPU time
-on the tests or on the heavy input is flagged slow.
+candidate is timed only when its answer is the reference's; it is stopped at its
+cap (CAP_RATIO times the reference's work, at least MIN_CAP_S, at most the run's
+CPU limit), and its ratio is then at least the cap's. A candidate more than
+SLOW_RATIO times the reference's CPU time on the tests or on the heavy input is
+flagged slow.
 
 EvalPerf's idea is the anchor: efficiency is scored on correct code only, on an
 input that exercises performance. Where this differs: EvalPerf counts CPU
 instructions with hardware counters and scores a candidate by the share of graded
 reference solutions it matches or beats; codetrial reads the process's CPU time and
-peak memory (no counters needed, and memory is covered), repeats to tame the noise
-of time, and reports a plain ratio to the task's one reference.
+peak memory (no counters needed, and memory is covered), takes the reference's
+median to steady the yardstick, and reports a plain ratio to the task's one
+reference.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import AnyTask, Task
 from codetrial.verdict.pool import NO_ANSWER, JudgePool
 
-REPEATS = 3
+REPEATS = 3  # of the reference's measurements; a candidate is measured once
 SLOW_RATIO = 10.0
 CAP_RATIO = 20.0
 MIN_CAP_S = 1.0
@@ -99,7 +100,7 @@ def _results(futures: Sequence[Future[Any]]) -> list[Any] | None:
 
 
 def _tests(futures: list[Future[Verdict]]) -> Measure | str:
-    """The median test run, or why there is none: each repeat must pass again."""
+    """The (median) test run, or why there is none: each run must pass again."""
     verdicts = _results(futures)
     if verdicts is None:
         return "the sandbox failed"
@@ -112,7 +113,7 @@ def _tests(futures: list[Future[Verdict]]) -> Measure | str:
 
 
 def _heavy(futures: Calls, cap_s: float) -> Measure | str:
-    """The median heavy call when every repeat gave the same answer (a raised
+    """The (median) heavy call when every call gave the same answer (a raised
     exception is an answer too), `over` at the cap when one ran past it; otherwise
     why there is none."""
     calls = _results(futures)
@@ -125,7 +126,7 @@ def _heavy(futures: Calls, cap_s: float) -> Measure | str:
     if any(o in ("stopped", "raised MemoryError") for o in outputs) or None in ends:
         return "stopped by a limit or a fault"
     if len(set(outputs)) > 1:
-        return "its answers differ between repeats"
+        return "its answers differ from one run to the next"
     measured = [e for e in ends if e is not None]
     return Measure(
         statistics.median(e.cpu_s for e in measured),
@@ -156,7 +157,7 @@ def _heavy_args(task: Task) -> list[Any] | str:
 
 
 def _calls(
-    pool: JudgePool, task: Task, args: list[Any], code: str, cap_s: float, times: int = REPEATS
+    pool: JudgePool, task: Task, args: list[Any], code: str, cap_s: float, times: int = 1
 ) -> Calls:
     return [pool.submit_call(code, task, args, cap_s) for _ in range(times)]
 
@@ -191,31 +192,12 @@ def _heavy_references(pool: JudgePool, tasks: Sequence[Task]) -> dict[str, Heavy
         if isinstance(args, str):
             found[task.id] = args
             continue
-        base = _calls(pool, task, args, _nothing(task), limit)
-        runs[task.id] = (args, base, _calls(pool, task, args, task.reference or "", limit))
+        base = _calls(pool, task, args, _nothing(task), limit, REPEATS)
+        reference = _calls(pool, task, args, task.reference or "", limit, REPEATS)
+        runs[task.id] = (args, base, reference)
     for tid, (args, base, reference) in runs.items():
         found[tid] = _usable(args, _heavy(base, limit), _heavy(reference, limit), limit)
     return found
-
-
-def _candidate_calls(
-    pool: JudgePool, tasks: dict[str, Task], programs: set[tuple[str, str]],
-    heavy: dict[str, HeavyReference | str],
-) -> dict[tuple[str, str], Calls]:  # fmt: skip
-    """Each program's heavy calls: one first, and the other repeats only for those
-    that did not run past their cap on it (a slow candidate costs one cap, not three)."""
-    usable = {tid: found for tid, found in heavy.items() if not isinstance(found, str)}
-
-    def calls(tid: str, code: str, times: int) -> Calls:
-        return _calls(pool, tasks[tid], usable[tid].args, code, usable[tid].cap_s, times)
-
-    first = {(tid, code): calls(tid, code, 1) for tid, code in programs if tid in usable}
-    more = {}
-    for key, done in first.items():
-        results = _results(done)
-        if results is not None and results[0][0] != "timeout":
-            more[key] = calls(*key, REPEATS - 1)
-    return {key: done + more.get(key, []) for key, done in first.items()}
 
 
 def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
@@ -232,13 +214,18 @@ def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
     references = {(tid, with_reference[tid].reference or "") for tid in measured}
     tests = {
         (tid, code): [pool.submit_fresh(Candidate(code, code), with_reference[tid], profile)
-                      for _ in range(REPEATS)]
+                      for _ in range(REPEATS if (tid, code) in references else 1)]
         for tid, code in candidates | references
     }  # fmt: skip
     heavy = _heavy_references(
         pool, [with_reference[t] for t in measured if with_reference[t].heavy_input]
     )
-    heavy_calls = _candidate_calls(pool, with_reference, candidates, heavy)
+    usable = {tid: found for tid, found in heavy.items() if isinstance(found, HeavyReference)}
+    heavy_calls = {
+        (tid, code): _calls(pool, with_reference[tid], usable[tid].args, code, usable[tid].cap_s)
+        for tid, code in candidates
+        if tid in usable
+    }
     document = {
         "repeats": REPEATS, "slow_ratio": SLOW_RATIO, "cap_ratio": CAP_RATIO,
         "references": [_reference_row(with_reference[tid], tests, heavy.get(tid))
