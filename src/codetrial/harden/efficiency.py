@@ -2,33 +2,36 @@
 memory beside its task's reference, on the task's tests and on its heavy input.
 
 Measured after judging, in the run's sandboxes, for function tasks with a
-reference: every distinct passing program is judged once more, and the reference,
-the yardstick, REPEATS times (its medians kept), so both are measured alike and
-after any generation is over (a verdict's own usage, stored with every attempt, may
-have been taken while the model was generating). The figures come from the
-kernel's accounting of the sandboxed process, read by the fork server, which the
-candidate cannot reach: CPU seconds (user and system, its threads included; the
-seccomp filter keeps it from starting processes of its own) and peak resident
-memory. A test run's process also loads the program and decodes the inputs, the
-same for both, which pulls the ratios of light test runs towards 1.
+reference, so that candidates and reference are measured alike and after any
+generation is over (a verdict's own usage, stored with every attempt, may have been
+taken while the model was generating). The figures come from the kernel's
+accounting of the sandboxed process, read by the fork server, which the candidate
+cannot reach: CPU seconds (user and system, its threads included; the seccomp
+filter keeps it from starting processes of its own) and peak resident memory.
 
-The heavy input (see heavy.py) is where the ratios mean most. A process that loads
-a function doing nothing and decodes the same input gives the baseline, taken off
-both, so the CPU ratio is of the work itself (a candidate's own imports count as
-its work, which is why a reference must work at least MIN_WORK_S there). A
-candidate is timed only when its answer is the reference's; it is stopped at its
-cap (CAP_RATIO times the reference's work, at least MIN_CAP_S, at most the run's
-CPU limit), and its ratio is then at least the cap's. A candidate more than
-SLOW_RATIO times the reference's CPU time on the tests or on the heavy input is
-flagged slow.
+On the tests, every distinct passing program is judged once more and the
+reference, the yardstick, REPEATS times (its medians kept). A test run's process
+also loads the program and decodes the inputs, the same for both, which pulls the
+ratios of light test runs towards 1.
+
+The heavy input (see heavy.py) is where the ratios mean most. There every program
+runs REPEATS times and the least is kept: noise on a shared machine only ever adds
+time, and decoding a large input varies by tens of percent. A process that loads a
+function doing nothing and decodes the same input gives the baseline, taken off
+both, so the CPU ratio is of the work itself; the reference's work must be at least
+MIN_WORK_S and at least the baseline, or the ratio would be the noise's (and a
+candidate's own imports count as its work). A candidate is timed only when its
+answer is the reference's; it is stopped at its cap (CAP_RATIO times the
+reference's work, at least MIN_CAP_S, at most the run's CPU limit), not run again,
+and its ratio is then at least the cap's. A candidate more than SLOW_RATIO times the
+reference's CPU time on the tests or on the heavy input is flagged slow.
 
 EvalPerf's idea is the anchor: efficiency is scored on correct code only, on an
 input that exercises performance. Where this differs: EvalPerf counts CPU
 instructions with hardware counters and scores a candidate by the share of graded
 reference solutions it matches or beats; codetrial reads the process's CPU time and
-peak memory (no counters needed, and memory is covered), takes the reference's
-median to steady the yardstick, and reports a plain ratio to the task's one
-reference.
+peak memory (no counters needed, and memory is covered), repeats to tame the noise
+of time, and reports a plain ratio to the task's one reference.
 """
 
 from __future__ import annotations
@@ -113,9 +116,9 @@ def _tests(futures: list[Future[Verdict]]) -> Measure | str:
 
 
 def _heavy(futures: Calls, cap_s: float) -> Measure | str:
-    """The (median) heavy call when every call gave the same answer (a raised
-    exception is an answer too), `over` at the cap when one ran past it; otherwise
-    why there is none."""
+    """The least of the heavy calls (a machine's noise only ever adds time) when
+    every call gave the same answer (a raised exception is an answer too), `over`
+    at the cap when one ran past it; otherwise why there is none."""
     calls = _results(futures)
     if calls is None:
         return "the sandbox failed"
@@ -128,11 +131,7 @@ def _heavy(futures: Calls, cap_s: float) -> Measure | str:
     if len(set(outputs)) > 1:
         return "its answers differ from one run to the next"
     measured = [e for e in ends if e is not None]
-    return Measure(
-        statistics.median(e.cpu_s for e in measured),
-        int(statistics.median(e.peak_kb for e in measured)),
-        outputs[0],
-    )
+    return Measure(min(e.cpu_s for e in measured), min(e.peak_kb for e in measured), outputs[0])
 
 
 def _agrees(output: str, reference: str) -> bool:
@@ -157,7 +156,7 @@ def _heavy_args(task: Task) -> list[Any] | str:
 
 
 def _calls(
-    pool: JudgePool, task: Task, args: list[Any], code: str, cap_s: float, times: int = 1
+    pool: JudgePool, task: Task, args: list[Any], code: str, cap_s: float, times: int = REPEATS
 ) -> Calls:
     return [pool.submit_call(code, task, args, cap_s) for _ in range(times)]
 
@@ -176,8 +175,8 @@ def _usable(
     if isinstance(reference, str) or reference.over or reference.output.startswith(NO_ANSWER):
         return "the reference did not give one answer within the limits"
     work = reference.cpu_s - base.cpu_s
-    if work < MIN_WORK_S:
-        return f"the reference's work on it is under {MIN_WORK_S * 1000:g} ms"
+    if work < max(MIN_WORK_S, base.cpu_s):
+        return "the reference's work on it is under 10 ms, or under its loading and decoding"
     return HeavyReference(args, base, reference, min(limit, max(MIN_CAP_S, CAP_RATIO * work)))
 
 
@@ -192,12 +191,31 @@ def _heavy_references(pool: JudgePool, tasks: Sequence[Task]) -> dict[str, Heavy
         if isinstance(args, str):
             found[task.id] = args
             continue
-        base = _calls(pool, task, args, _nothing(task), limit, REPEATS)
-        reference = _calls(pool, task, args, task.reference or "", limit, REPEATS)
-        runs[task.id] = (args, base, reference)
+        base = _calls(pool, task, args, _nothing(task), limit)
+        runs[task.id] = (args, base, _calls(pool, task, args, task.reference or "", limit))
     for tid, (args, base, reference) in runs.items():
         found[tid] = _usable(args, _heavy(base, limit), _heavy(reference, limit), limit)
     return found
+
+
+def _candidate_calls(
+    pool: JudgePool, tasks: dict[str, Task], programs: set[tuple[str, str]],
+    heavy: dict[str, HeavyReference | str],
+) -> dict[tuple[str, str], Calls]:  # fmt: skip
+    """Each program's heavy calls: one first, and the other repeats only for those
+    that did not run past their cap on it (a slow candidate costs one cap, not three)."""
+    usable = {tid: found for tid, found in heavy.items() if isinstance(found, HeavyReference)}
+
+    def calls(tid: str, code: str, times: int) -> Calls:
+        return _calls(pool, tasks[tid], usable[tid].args, code, usable[tid].cap_s, times)
+
+    first = {(tid, code): calls(tid, code, 1) for tid, code in programs if tid in usable}
+    more = {}
+    for key, done in first.items():
+        ended = _results(done)
+        if ended is not None and ended[0][0] != "timeout":
+            more[key] = calls(*key, REPEATS - 1)
+    return {key: done + more.get(key, []) for key, done in first.items()}
 
 
 def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
@@ -220,12 +238,7 @@ def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
     heavy = _heavy_references(
         pool, [with_reference[t] for t in measured if with_reference[t].heavy_input]
     )
-    usable = {tid: found for tid, found in heavy.items() if isinstance(found, HeavyReference)}
-    heavy_calls = {
-        (tid, code): _calls(pool, with_reference[tid], usable[tid].args, code, usable[tid].cap_s)
-        for tid, code in candidates
-        if tid in usable
-    }
+    heavy_calls = _candidate_calls(pool, with_reference, candidates, heavy)
     document = {
         "repeats": REPEATS, "slow_ratio": SLOW_RATIO, "cap_ratio": CAP_RATIO,
         "references": [_reference_row(with_reference[tid], tests, heavy.get(tid))
