@@ -20,11 +20,12 @@ time, and decoding a large input varies by tens of percent. A process that loads
 function doing nothing and decodes the same input gives the baseline, taken off
 both, so the CPU ratio is of the work itself; the reference's work must be at least
 MIN_WORK_S, or the ratio would be the noise's (and a candidate's own imports count
-as its work). A candidate is timed only when its
-answer is the reference's; it is stopped at its cap (CAP_RATIO times the
-reference's work, at least MIN_CAP_S, at most the run's CPU limit), not run again,
-and its ratio is then at least the cap's. A candidate more than SLOW_RATIO times the
-reference's CPU time on the tests or on the heavy input is flagged slow.
+as its work). A candidate is timed only when its answer is the reference's, and run
+again only then; it is stopped at its cap (CAP_RATIO times the reference's work, at
+least MIN_CAP_S, at most the run's CPU limit, which can make it less than CAP_RATIO
+times), and its ratio is then at least the cap's. A candidate more than SLOW_RATIO
+times the reference's CPU time on the tests or on the heavy input, or stopped at its
+cap there, is flagged slow.
 
 EvalPerf's idea is the anchor: efficiency is scored on correct code only, on an
 input that exercises performance. Where this differs: EvalPerf counts CPU
@@ -55,7 +56,7 @@ from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import AnyTask, Task
 from codetrial.verdict.pool import NO_ANSWER, JudgePool
 
-REPEATS = 3  # of the reference's measurements; a candidate is measured once
+REPEATS = 3  # runs of the reference on the tests, and of every program on a heavy input
 SLOW_RATIO = 10.0
 CAP_RATIO = 20.0
 MIN_CAP_S = 1.0
@@ -65,8 +66,9 @@ Calls = list[Future[tuple[str, ChildExit | None]]]
 
 @dataclass(frozen=True)
 class Measure:
-    """Medians over the repeats; `output` is the heavy calls' one answer (as
-    `submit_outputs` writes it), `over` that a call ran past its cap."""
+    """One program's figures (see `_tests` and `_heavy` for how several runs make
+    them); `output` is its answer on a heavy input (as `submit_outputs` writes it),
+    `over` that it ran past its cap there."""
 
     cpu_s: float
     peak_kb: int
@@ -107,8 +109,10 @@ def _tests(futures: list[Future[Verdict]]) -> Measure | str:
     verdicts = _results(futures)
     if verdicts is None:
         return "the sandbox failed"
-    if any(v.outcome is not Outcome.PASSED or v.usage is None for v in verdicts):
-        return "did not pass again on every repeat"
+    if any(v.outcome is not Outcome.PASSED for v in verdicts):
+        return "did not pass again on every run"
+    if any(v.usage is None for v in verdicts):
+        return "a run's usage was not reported"
     return Measure(
         statistics.median(v.usage.cpu_s for v in verdicts),
         int(statistics.median(v.usage.peak_kb for v in verdicts)),
@@ -118,14 +122,16 @@ def _tests(futures: list[Future[Verdict]]) -> Measure | str:
 def _heavy(futures: Calls, cap_s: float) -> Measure | str:
     """The least of the heavy calls (a machine's noise only ever adds time) when
     every call gave the same answer (a raised exception is an answer too), `over`
-    at the cap when one ran past it; otherwise why there is none."""
+    at the cap when the first ran past it (a later one that does is noise, left
+    out); otherwise why there is none."""
     calls = _results(futures)
     if calls is None:
         return "the sandbox failed"
+    if calls[0][0] == "timeout":
+        return Measure(cap_s, calls[0][1].peak_kb if calls[0][1] else 0, "timeout", True)
+    calls = [call for call in calls if call[0] != "timeout"]
     outputs = [output for output, _ in calls]
     ends = [ended for _, ended in calls]
-    if "timeout" in outputs:
-        return Measure(cap_s, max((e.peak_kb for e in ends if e), default=0), "timeout", True)
     if any(o in ("stopped", "raised MemoryError") for o in outputs) or None in ends:
         return "stopped by a limit or a fault"
     if len(set(outputs)) > 1:
@@ -203,7 +209,8 @@ def _candidate_calls(
     heavy: dict[str, HeavyReference | str],
 ) -> dict[tuple[str, str], Calls]:  # fmt: skip
     """Each program's heavy calls: one first, and the other repeats only for those
-    that did not run past their cap on it (a slow candidate costs one cap, not three)."""
+    whose first gave the reference's answer within the cap (a slow or wrong
+    candidate costs one call, not three)."""
     usable = {tid: found for tid, found in heavy.items() if isinstance(found, HeavyReference)}
 
     def calls(tid: str, code: str, times: int) -> Calls:
@@ -213,7 +220,7 @@ def _candidate_calls(
     more = {}
     for key, done in first.items():
         ended = _results(done)
-        if ended is not None and ended[0][0] != "timeout":
+        if ended is not None and _agrees(ended[0][0], usable[key[0]].reference.output):
             more[key] = calls(*key, REPEATS - 1)
     return {key: done + more.get(key, []) for key, done in first.items()}
 
@@ -239,21 +246,22 @@ def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
         pool, [with_reference[t] for t in measured if with_reference[t].heavy_input]
     )
     heavy_calls = _candidate_calls(pool, with_reference, candidates, heavy)
+    yardsticks = {tid: _tests(tests[tid, with_reference[tid].reference or ""]) for tid in measured}
     document = {
         "repeats": REPEATS, "slow_ratio": SLOW_RATIO, "cap_ratio": CAP_RATIO,
-        "references": [_reference_row(with_reference[tid], tests, heavy.get(tid))
+        "min_cap_s": MIN_CAP_S, "min_work_s": MIN_WORK_S,
+        "references": [_reference_row(with_reference[tid], yardsticks[tid], heavy.get(tid))
                        for tid in measured],
-        "candidates": [_candidate_row(a, with_reference[a.task_id], tests, heavy_calls,
-                                      heavy.get(a.task_id)) for a in passing],
+        "candidates": [_candidate_row(a, _tests(tests[a.task_id, a.code or ""]),
+                                      yardsticks[a.task_id], heavy_calls, heavy.get(a.task_id))
+                       for a in passing],
     }  # fmt: skip
     write_atomic(store.run_dir / EFFICIENCY, json.dumps(document, indent=2))
 
 
 def _reference_row(
-    task: Task, tests: dict[tuple[str, str], list[Future[Verdict]]],
-    heavy: HeavyReference | str | None,
-) -> dict[str, Any]:  # fmt: skip
-    measured = _tests(tests[task.id, task.reference or ""])
+    task: Task, measured: Measure | str, heavy: HeavyReference | str | None
+) -> dict[str, Any]:
     row: dict[str, Any] = {
         "task_id": task.id,
         "tests": measured.as_dict() if isinstance(measured, Measure) else {"unmeasured": measured},
@@ -269,28 +277,34 @@ def _reference_row(
 
 def _candidate_row(
     attempt: AttemptRecord,
-    task: Task,
-    tests: dict[tuple[str, str], list[Future[Verdict]]],
+    mine: Measure | str,
+    theirs: Measure | str,
     heavy_calls: dict[tuple[str, str], Calls],
     heavy: HeavyReference | str | None,
 ) -> dict[str, Any]:
-    code = attempt.code or ""
-    row: dict[str, Any] = {
-        "model": attempt.model, "task_id": task.id, "sample": attempt.sample,
-        "attempt": attempt.attempt, "tests": None, "heavy": None,
-    }  # fmt: skip
-    mine, theirs = _tests(tests[task.id, code]), _tests(tests[task.id, task.reference or ""])
+    """A candidate against the reference; slow when over SLOW_RATIO on the tests or
+    the heavy input, or stopped at its cap there."""
+    unmeasured: dict[str, Any] = {"cpu_ratio": None, "peak_ratio": None}
+    tests: dict[str, Any]
     if isinstance(mine, str):
-        row["tests"] = {"cpu_ratio": None, "peak_ratio": None, "unmeasured": mine}
-    elif isinstance(theirs, Measure):
-        row["tests"] = {
+        tests = {**unmeasured, "unmeasured": mine}
+    elif isinstance(theirs, str):
+        tests = {**unmeasured, "unmeasured": f"the reference's test run: {theirs}"}
+    else:
+        tests = {
             **mine.as_dict(), "cpu_ratio": _ratio(mine.cpu_s, theirs.cpu_s),
             "peak_ratio": _ratio(mine.peak_kb, theirs.peak_kb),
         }  # fmt: skip
+    row: dict[str, Any] = {
+        "model": attempt.model, "task_id": attempt.task_id, "sample": attempt.sample,
+        "attempt": attempt.attempt, "tests": tests, "heavy": None,
+    }  # fmt: skip
     if isinstance(heavy, HeavyReference):
-        row["heavy"] = _heavy_row(_heavy(heavy_calls[task.id, code], heavy.cap_s), heavy)
+        calls = _heavy(heavy_calls[attempt.task_id, attempt.code or ""], heavy.cap_s)
+        row["heavy"] = _heavy_row(calls, heavy)
     ratios = [part["cpu_ratio"] for part in (row["tests"], row["heavy"]) if part]
-    row["slow"] = any(r is not None and r > SLOW_RATIO for r in ratios)
+    over = bool(row["heavy"] and row["heavy"]["over_cap"])
+    row["slow"] = over or any(r is not None and r > SLOW_RATIO for r in ratios)
     return row
 
 
@@ -305,9 +319,10 @@ def _heavy_row(calls: Measure | str, heavy: HeavyReference) -> dict[str, Any]:
         row["agrees"] = _agrees(calls.output, heavy.reference.output)
         if not row["agrees"]:
             return row
-    # A call's cap is on its own work (the decoding comes before it), so is its ratio.
-    work = calls.cpu_s if calls.over else calls.cpu_s - heavy.base.cpu_s
+    if calls.over:  # the cap is on the call's own work (decoding comes before it)
+        return {**row, "cpu_s": None, "peak_kb": calls.peak_kb,
+                "cpu_ratio": _ratio(calls.cpu_s, heavy.work_s), "peak_ratio": None}  # fmt: skip
     return {
-        **row, **calls.as_dict(), "cpu_ratio": _ratio(work, heavy.work_s),
+        **row, **calls.as_dict(), "cpu_ratio": _ratio(calls.cpu_s - heavy.base.cpu_s, heavy.work_s),
         "peak_ratio": _ratio(calls.peak_kb, heavy.reference.peak_kb),
     }  # fmt: skip
