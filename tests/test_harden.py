@@ -134,10 +134,26 @@ def test_sets_are_written_in_one_order_and_bare_containers_fall_back_to_the_seed
     assert len(drawn) == 10 and all(isinstance(args[0], list) for args in drawn)
 
 
-def test_benchmark_tasks_without_a_check_function_are_left_out() -> None:
-    mbpp = load_suite("mbpp", data=MBPP)[0]
-    assert (
-        hardenable(mbpp) == "its tests are top-level asserts, not a check(candidate) with a prompt"
+def test_mbpp_tasks_are_hardened_with_their_asserts_kept_and_cases_called_by_name(
+    tmp_path: Path,
+) -> None:
+    result = cli("harden", "mbpp", "--data", MBPP, "--tests", "20", "--out", tmp_path)
+    assert result.returncode == 0, result.stderr
+    path = tmp_path / "mbpp-hard.jsonl"
+    (task,) = load_suite(str(path))
+    assert (task.id, task.suite, hardenable(task)) == ("mbpp/11", "mbpp-hard", "")
+    assert 'assert remove_Occ("hello","l") == "heo"' in task.tests[0].source
+    assert "def remove_Occ(s, ch):" in task.spec and task.spec.count("```") == 2
+    shortcut = (
+        'def remove_Occ(s, ch):\n    return {"hello": "heo", "abcda": "bcd", "PHP": "H"}[s]\n'
     )
-    (humaneval,) = load_suite("humaneval", ["HumanEval/0"])
-    assert hardenable(humaneval) == ""
+    samples = tmp_path / "samples.jsonl"
+    lines = [{"task_id": task.id, "solution": code} for code in (task.reference, shortcut)]
+    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    original = cli("evaluate", samples, "--suite", "mbpp", "--data", MBPP,
+                   "--runs-dir", tmp_path / "runs", "--json")  # fmt: skip
+    hardened = cli("evaluate", samples, "--suite", path, "--runs-dir", tmp_path / "runs", "--json")
+    passed = [
+        [t["first_passed"] for t in json.loads(r.stdout)["tasks"]] for r in (original, hardened)
+    ]
+    assert passed == [[True, True], [True, False]]

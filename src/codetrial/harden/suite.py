@@ -7,9 +7,9 @@ something that is not plain data, or returns a different value when run again
 (nondeterministic); and when it or its output cannot be written as a Python literal.
 Outputs are compared as EvalPlus compares them (see compare.py).
 Folder suites become a folder `<name>-hard` of task folders, each with a
-`hidden/test_generated.py`; benchmark suites (HumanEval's `check` harness) become
-`<name>-hard.jsonl` in EvalPlus's format, whose `check` runs the original one and
-then the generated cases. Each task also gets a heavy input (see heavy.py), on
+`hidden/test_generated.py`; benchmark suites (the `check` harness: HumanEval, MBPP)
+become `<name>-hard.jsonl` in EvalPlus's format, whose tests run the original ones
+and then the generated cases. Each task also gets a heavy input (see heavy.py), on
 which efficiency is measured. The original suite is never changed.
 """
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import dataclasses
 import json
+import re
 from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -96,18 +97,12 @@ def _interleaved(first: list[Args], second: list[Args], seeds: list[Args]) -> li
 
 
 def hardenable(task: Task) -> str:
-    """Why a task cannot be hardened ("" when it can): no reference, or a benchmark
-    task without the prompt and `check(candidate)` the hardened check extends."""
-    if task.reference is None:
-        return "no reference"
-    if task.harness == "check":
-        has_check = any(
-            isinstance(n, ast.FunctionDef) and n.name == "check"
-            for n in ast.parse(task.tests[0].source).body
-        )
-        if not (task.prompt and has_check):
-            return "its tests are top-level asserts, not a check(candidate) with a prompt"
-    return ""
+    """Why a task cannot be hardened ("" when it can): it has no reference."""
+    return "" if task.reference is not None else "no reference"
+
+
+def _defines_check(source: str) -> bool:
+    return any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in ast.parse(source).body)
 
 
 def harden(
@@ -216,14 +211,27 @@ def generated_test(hardened: Hardened, seed: int) -> str:
 
 
 def generated_check(hardened: Hardened) -> str:
-    """A benchmark task's test code: its own `check`, then the generated cases."""
+    """A benchmark task's test code: its own tests, then the generated cases; inside
+    its `check(candidate)` when it has one (HumanEval), else as top-level code that
+    calls the function by name, as its asserts do (MBPP)."""
     original = next(t.source for t in hardened.task.tests)
+    generated = f"{original}\n\n{COMPARE}\n\n_GENERATED = {_cases_source(hardened.cases)}\n"
+    if not _defines_check(original):
+        entry = hardened.task.entry_point
+        loop = f"for _args, _want in _GENERATED:\n    _case({entry}, {entry!r}, _args, _want)\n"
+        return f"{generated}\n{loop}"
     return (
-        f"{original}\n\n{COMPARE}\n\n_GENERATED = {_cases_source(hardened.cases)}\n"
-        "_original_check = check\n\n\ndef check(candidate):\n    _original_check(candidate)\n"
-        "    for args, want in _GENERATED:\n"
+        f"{generated}_original_check = check\n\n\ndef check(candidate):\n"
+        "    _original_check(candidate)\n    for args, want in _GENERATED:\n"
         "        _case(candidate, 'candidate', args, want)\n"
     )
+
+
+def _docstring_prompt(spec: str) -> str:
+    """A task without a code prompt (MBPP) gets its spec as one, a docstring as in
+    MBPP+, without the fenced signature (the loader adds it from the solution)."""
+    text = re.sub(r"```python\n.*?```\n*", "", spec.strip(), flags=re.DOTALL)
+    return f'"""\n{text}\n"""\n'
 
 
 def write_suite(hardened: Sequence[Hardened], name: str, out: Path, seed: int) -> Path:
@@ -241,8 +249,9 @@ def write_suite(hardened: Sequence[Hardened], name: str, out: Path, seed: int) -
         lines = []
         for h in hardened:
             task = hardened_task(h, seed)
+            prompt = task.prompt or _docstring_prompt(task.spec)
             lines.append(json.dumps({
-                "task_id": task.id, "prompt": task.prompt, "entry_point": task.entry_point,
+                "task_id": task.id, "prompt": prompt, "entry_point": task.entry_point,
                 "canonical_solution": (task.reference or "").removeprefix(task.prompt),
                 "test": task.tests[0].source, "heavy_input": task.heavy_input,
             }))  # fmt: skip
