@@ -2,10 +2,11 @@
 compares outputs: exactly, except that a float matches a float within a relative
 tolerance of 1e-6 (or an absolute one of 1e-9 near zero). `same` is the trusted
 side's comparison (of a candidate's answer on a heavy input with the reference's);
-the same code, as SOURCE, is what generated test files compare with."""
+the same code, as `source()`, is what generated test files compare with."""
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 from typing import Any
@@ -35,9 +36,10 @@ def _case(function: Any, name: str, args: tuple[Any, ...], want: Any) -> None:
 
 
 same = _same
-SOURCE = (
-    "import math\nfrom typing import Any\n\n\n"
-    + inspect.getsource(_same)
-    + "\n\n"
-    + inspect.getsource(_case)
-)
+
+
+@functools.cache
+def source() -> str:
+    """The comparison as source, for generated test files."""
+    head = "import math\nfrom typing import Any\n\n\n"
+    return head + inspect.getsource(_same) + "\n\n" + inspect.getsource(_case)

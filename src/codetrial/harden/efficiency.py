@@ -48,7 +48,8 @@ from typing import Any
 from codetrial.errors import SandboxError
 from codetrial.gate import get_profile
 from codetrial.harden.compare import same
-from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
+from codetrial.literals import NOT_LITERAL
+from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.report import EFFICIENCY
 from codetrial.sandbox import ChildExit, codec
 from codetrial.store import RunStore
@@ -82,17 +83,25 @@ class Measure:
 @dataclass(frozen=True)
 class HeavyReference:
     """A task's heavy input (`args`) as the reference handles it: the process that
-    does nothing but load and decode (`base`), the reference's, and the cap for
-    candidates."""
+    does nothing but load and decode (`base`), the reference's, its answer decoded,
+    and the cap for candidates."""
 
     args: list[Any]
     base: Measure
     reference: Measure
+    answer: Any
     cap_s: float
 
     @property
     def work_s(self) -> float:
         return self.reference.cpu_s - self.base.cpu_s
+
+    def agrees(self, output: str) -> bool:
+        """Whether a candidate's output (as `submit_outputs` writes it) is the
+        reference's answer."""
+        return not output.startswith(NO_ANSWER) and same(
+            codec.decode(json.loads(output)), self.answer
+        )
 
 
 def _results(futures: Sequence[Future[Any]]) -> list[Any] | None:
@@ -140,12 +149,6 @@ def _heavy(futures: Calls, cap_s: float) -> Measure | str:
     return Measure(min(e.cpu_s for e in measured), min(e.peak_kb for e in measured), outputs[0])
 
 
-def _agrees(output: str, reference: str) -> bool:
-    if output.startswith(NO_ANSWER):
-        return False
-    return same(codec.decode(json.loads(output)), codec.decode(json.loads(reference)))
-
-
 def _ratio(mine: float, theirs: float) -> float | None:
     return round(max(0.0, mine) / theirs, 3) if theirs > 0 else None
 
@@ -154,7 +157,7 @@ def _heavy_args(task: Task) -> list[Any] | str:
     """The task's heavy input as arguments, or why it is not a tuple of them."""
     try:
         args = ast.literal_eval(task.heavy_input)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
+    except NOT_LITERAL as exc:
         return f"heavy_input is not a Python literal ({type(exc).__name__})"
     if not isinstance(args, tuple) or len(args) != task.signature.n_params:
         return f"heavy_input is not a tuple of the {task.signature.n_params} arguments"
@@ -183,7 +186,9 @@ def _usable(
     work = reference.cpu_s - base.cpu_s
     if work < MIN_WORK_S:
         return f"the reference's work on it is under {MIN_WORK_S * 1000:g} ms"
-    return HeavyReference(args, base, reference, min(limit, max(MIN_CAP_S, CAP_RATIO * work)))
+    answer = codec.decode(json.loads(reference.output))
+    cap = min(limit, max(MIN_CAP_S, CAP_RATIO * work))
+    return HeavyReference(args, base, reference, answer, cap)
 
 
 def _heavy_references(pool: JudgePool, tasks: Sequence[Task]) -> dict[str, HeavyReference | str]:
@@ -220,7 +225,7 @@ def _candidate_calls(
     more = {}
     for key, done in first.items():
         ended = _results(done)
-        if ended is not None and _agrees(ended[0][0], usable[key[0]].reference.output):
+        if ended is not None and usable[key[0]].agrees(ended[0][0]):
             more[key] = calls(*key, REPEATS - 1)
     return {key: done + more.get(key, []) for key, done in first.items()}
 
@@ -247,13 +252,20 @@ def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
     )
     heavy_calls = _candidate_calls(pool, with_reference, candidates, heavy)
     yardsticks = {tid: _tests(tests[tid, with_reference[tid].reference or ""]) for tid in measured}
+    programs = {}
+    for tid, code in candidates:
+        found = heavy.get(tid)
+        on_heavy = None
+        if isinstance(found, HeavyReference):
+            on_heavy = _heavy_row(_heavy(heavy_calls[tid, code], found.cap_s), found)
+        programs[tid, code] = _program_row(_tests(tests[tid, code]), yardsticks[tid], on_heavy)
     document = {
         "repeats": REPEATS, "slow_ratio": SLOW_RATIO, "cap_ratio": CAP_RATIO,
         "min_cap_s": MIN_CAP_S, "min_work_s": MIN_WORK_S,
         "references": [_reference_row(with_reference[tid], yardsticks[tid], heavy.get(tid))
                        for tid in measured],
-        "candidates": [_candidate_row(a, _tests(tests[a.task_id, a.code or ""]),
-                                      yardsticks[a.task_id], heavy_calls, heavy.get(a.task_id))
+        "candidates": [{"model": a.model, "task_id": a.task_id, "sample": a.sample,
+                        "attempt": a.attempt, **programs[a.task_id, a.code or ""]}
                        for a in passing],
     }  # fmt: skip
     write_atomic(store.run_dir / EFFICIENCY, json.dumps(document, indent=2))
@@ -275,15 +287,12 @@ def _reference_row(
     return row
 
 
-def _candidate_row(
-    attempt: AttemptRecord,
-    mine: Measure | str,
-    theirs: Measure | str,
-    heavy_calls: dict[tuple[str, str], Calls],
-    heavy: HeavyReference | str | None,
+def _program_row(
+    mine: Measure | str, theirs: Measure | str, on_heavy: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """A candidate against the reference; slow when over SLOW_RATIO on the tests or
-    the heavy input, or stopped at its cap there."""
+    """A candidate program against the reference: on the tests, on the heavy input
+    (`on_heavy`, when the task has a usable one), and slow when over SLOW_RATIO on
+    either or stopped at its cap on the heavy input."""
     unmeasured: dict[str, Any] = {"cpu_ratio": None, "peak_ratio": None}
     tests: dict[str, Any]
     if isinstance(mine, str):
@@ -295,17 +304,10 @@ def _candidate_row(
             **mine.as_dict(), "cpu_ratio": _ratio(mine.cpu_s, theirs.cpu_s),
             "peak_ratio": _ratio(mine.peak_kb, theirs.peak_kb),
         }  # fmt: skip
-    row: dict[str, Any] = {
-        "model": attempt.model, "task_id": attempt.task_id, "sample": attempt.sample,
-        "attempt": attempt.attempt, "tests": tests, "heavy": None,
-    }  # fmt: skip
-    if isinstance(heavy, HeavyReference):
-        calls = _heavy(heavy_calls[attempt.task_id, attempt.code or ""], heavy.cap_s)
-        row["heavy"] = _heavy_row(calls, heavy)
-    ratios = [part["cpu_ratio"] for part in (row["tests"], row["heavy"]) if part]
-    over = bool(row["heavy"] and row["heavy"]["over_cap"])
-    row["slow"] = over or any(r is not None and r > SLOW_RATIO for r in ratios)
-    return row
+    ratios = [part["cpu_ratio"] for part in (tests, on_heavy) if part]
+    over = bool(on_heavy and on_heavy["over_cap"])
+    slow = over or any(r is not None and r > SLOW_RATIO for r in ratios)
+    return {"tests": tests, "heavy": on_heavy, "slow": slow}
 
 
 def _heavy_row(calls: Measure | str, heavy: HeavyReference) -> dict[str, Any]:
@@ -316,7 +318,7 @@ def _heavy_row(calls: Measure | str, heavy: HeavyReference) -> dict[str, Any]:
         return {**row, "unmeasured": calls}
     row["over_cap"] = calls.over
     if not calls.over:
-        row["agrees"] = _agrees(calls.output, heavy.reference.output)
+        row["agrees"] = heavy.agrees(calls.output)
         if not row["agrees"]:
             return row
     if calls.over:  # the cap is on the call's own work (decoding comes before it)

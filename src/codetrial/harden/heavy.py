@@ -36,33 +36,38 @@ def scaled(args: Args, k: int) -> Args:
     return tuple(value * k if type(value) in grown else value for value in args)
 
 
-def _grows(base: Args, k: int) -> bool:
-    """Whether scaling `base` by `k` changes it and keeps it within MAX_CHARS."""
+def _grown(base: Args, k: int) -> tuple[Args, str] | None:
+    """`base` scaled by `k`, and as a literal, when that changes it and keeps it
+    within MAX_CHARS."""
     bigger = scaled(base, k)
-    return bigger != base and len(source_of(bigger)) <= MAX_CHARS
+    text = source_of(bigger)
+    return (bigger, text) if bigger != base and len(text) <= MAX_CHARS else None
 
 
-def heavy_inputs(pool: JudgePool, bases: Sequence[tuple[Task, Args]]) -> dict[str, Args]:
-    """Task id -> its heavy input, for each (task, base input) whose base grows when
-    scaled and whose reference handles at least the first scale. Every task's
-    ladder climbs at once, a step at a time."""
-    found: dict[str, Args] = {}
-    climbing = [(task, base, 2) for task, base in bases if _grows(base, 2)]
+def heavy_inputs(pool: JudgePool, bases: Sequence[tuple[Task, Args]]) -> dict[str, str]:
+    """Task id -> its heavy input as a literal, for each (task, base input) whose
+    base grows when scaled and whose reference handles at least the first scale.
+    Every task's ladder climbs at once, a step at a time."""
+    found: dict[str, str] = {}
+    climbing = [(task, base, 2, grown) for task, base in bases if (grown := _grown(base, 2))]
     while climbing:
         steps = [
-            (task, base, k,
-             pool.submit_call(task.reference or "", task, list(scaled(base, k)), LADDER_CAP_S))
-            for task, base, k in climbing
+            (task, base, k, grown,
+             pool.submit_call(task.reference or "", task, list(grown[0]), LADDER_CAP_S))
+            for task, base, k, grown in climbing
         ]  # fmt: skip
         climbing = []
-        for task, base, k, step in steps:
+        for task, base, k, (_, text), step in steps:
             try:
                 output, ended = step.result()
             except SandboxError:
                 continue  # the ladder stops where the sandbox failed it
             if ended is None or output.startswith(NO_ANSWER):
                 continue
-            found[task.id] = scaled(base, k)
-            if ended.cpu_s < HEAVY_CPU_S and 2 * k <= MAX_SCALE and _grows(base, 2 * k):
-                climbing.append((task, base, 2 * k))
+            found[task.id] = text
+            higher = (
+                _grown(base, 2 * k) if ended.cpu_s < HEAVY_CPU_S and 2 * k <= MAX_SCALE else None
+            )
+            if higher is not None:
+                climbing.append((task, base, 2 * k, higher))
     return found

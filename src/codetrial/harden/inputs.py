@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from codetrial.extras import require
+from codetrial.literals import literal_calls
 from codetrial.tasks import Task
 
 Args = tuple[Any, ...]
@@ -30,25 +31,8 @@ MAX_INT = 1000
 def seed_inputs(task: Task) -> list[Args]:
     """The literal argument lists the task's tests call its function with, in order,
     each once, with as many arguments as the signature takes."""
-    names = {task.entry_point, "candidate"}
-    found: list[Args] = []
-    seen: set[str] = set()
-    for test in task.tests:
-        for node in ast.walk(ast.parse(test.source)):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
-                continue
-            if node.func.id not in names or node.keywords:
-                continue
-            if len(node.args) != task.signature.n_params:
-                continue
-            try:
-                args = tuple(ast.literal_eval(a) for a in node.args)
-            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-                continue
-            if repr(args) not in seen:
-                seen.add(repr(args))
-                found.append(args)
-    return found
+    calls = literal_calls((t.source for t in task.tests), {task.entry_point, "candidate"})
+    return [tuple(args) for args in calls if len(args) == task.signature.n_params]
 
 
 def source_of(value: Any) -> str:

@@ -170,10 +170,7 @@ class Worker:
         """Start the worker if it is not running, and collect the last child's exit."""
         if self._proc is not None and self._proc.poll() is None:
             if self.child_running:
-                try:
-                    self.exited(time.monotonic() + EXIT_TIMEOUT_S)
-                except (_Expired, _Broken):
-                    self.kill()
+                self.collect()
             if self._proc is not None:
                 return
         self.kill()
@@ -239,6 +236,15 @@ class Worker:
             raise _Broken(Break.UNEXPECTED, "from the server")
         self.child_running = False
         return message
+
+    def collect(self) -> dict[str, Any] | None:
+        """The running child's exit, once it has exited; None, and the worker killed,
+        when it does not report within EXIT_TIMEOUT_S."""
+        try:
+            return self.exited(time.monotonic() + EXIT_TIMEOUT_S)
+        except (_Expired, _Broken):
+            self.kill()
+            return None
 
     def kill(self) -> None:
         if self._proc is not None:
@@ -366,17 +372,15 @@ class _Child:
 
     def end(self) -> None:
         """Close the child's input, so it exits, and collect its exit (and so its
-        usage) when nothing stopped it first. A child that does not exit in time
-        goes with its worker."""
+        usage) when it is still running. A child that does not exit in time goes with
+        its worker."""
         with contextlib.suppress(OSError):
             os.close(self._to_child)
         with contextlib.suppress(OSError):
             os.close(self._from_child.fd)
-        if self.exit is None and self.stop is None and self._worker.child_running:
-            try:
-                self.exit = ChildExit.of(self._worker.exited(time.monotonic() + EXIT_TIMEOUT_S))
-            except (_Expired, _Broken):
-                self._worker.kill()
+        if self.exit is None and self._worker.child_running:
+            exited = self._worker.collect()
+            self.exit = ChildExit.of(exited) if exited is not None else None
 
 
 class Session(_Child):

@@ -5,7 +5,6 @@ inputs those tests use, and a judge's confidence. Hidden verdicts only label.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -14,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codetrial.literals import literal_calls
 from codetrial.records import AttemptRecord, Outcome, TestOutcome, Visibility
 from codetrial.store.artifacts import read_json, write_atomic
 from codetrial.tasks import Task
@@ -71,30 +71,7 @@ def generated_inputs(tests: Sequence[str], entry_point: str) -> list[list[Any]]:
     """Argument lists of the calls to the entry point in generated tests, where every
     argument is a literal (read with ast.literal_eval, nothing executed); distinct,
     in order of first appearance, at most MAX_INPUTS."""
-    found: list[list[Any]] = []
-    seen: set[str] = set()
-    for test in tests:
-        try:
-            tree = ast.parse(test)
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if not (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id == entry_point
-                and not node.keywords
-            ):
-                continue
-            try:
-                args = [ast.literal_eval(arg) for arg in node.args]
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
-            key = repr(args)
-            if key not in seen:
-                seen.add(key)
-                found.append(args)
-    return found[:MAX_INPUTS]
+    return literal_calls(tests, {entry_point})[:MAX_INPUTS]
 
 
 @dataclass(frozen=True)

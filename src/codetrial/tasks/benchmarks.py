@@ -27,13 +27,18 @@ EXPECTED_FILES = {
 }
 
 
+def defines_check(tree: ast.Module) -> bool:
+    """Whether a benchmark's test code defines check(candidate) (else it calls the
+    entry point itself, as MBPP's asserts do)."""
+    return any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in tree.body)
+
+
 def _test_code(source: str, entry_point: str, where: str, field: str = "test") -> TestFile:
     """A benchmark's test code: it must parse, and define check(candidate) or call the
     entry point itself."""
     tree = parsed(source, f"{where}: field {field!r}")
     names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-    checks = any(isinstance(n, ast.FunctionDef) and n.name == "check" for n in tree.body)
-    if not checks and entry_point not in names:
+    if not defines_check(tree) and entry_point not in names:
         raise TaskFormatError(
             f"{where}: field {field!r} neither defines check(candidate) nor calls {entry_point}"
         )
