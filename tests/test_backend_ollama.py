@@ -70,7 +70,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_conditions_record_tag_digest_server_version_and_url(wire: OllamaWire) -> None:
+def test_conditions_record_tag_digest_server_version_url_and_size(wire: OllamaWire) -> None:
     backend = create_backend("ollama/qwen3:8b", Endpoints(ollama_url=wire.url))
     assert backend.name == "ollama/qwen3:8b"
     assert backend.conditions() == {
@@ -78,6 +78,7 @@ def test_conditions_record_tag_digest_server_version_and_url(wire: OllamaWire) -
         "digest": wire.digest("qwen3:8b"),
         "server": "ollama 0.12.3",
         "base_url": wire.url,
+        "parameters": "8.2B",
     }
     assert len(wire.digest("qwen3:8b")) == 64
     assert [(r.method, r.path) for r in wire.requests] == [

@@ -26,7 +26,7 @@ def api_examples() -> list[str]:
 def test_the_api_section_has_an_example_of_each_function() -> None:
     code = "\n".join(api_examples())
     for name in ("run", "evaluate", "Judge", "judge", "select", "compare", "open_run",
-                 "load_tasks"):  # fmt: skip
+                 "load_tasks", "board", "write_board"):  # fmt: skip
         assert re.search(rf"codetrial\.{name}\(", code), name
 
 
@@ -44,3 +44,6 @@ def test_the_readme_api_examples_run(tmp_path: Path) -> None:
     assert re.search(r"^oracle 100\.0% ", result.stdout, flags=re.MULTILINE)
     assert re.search(r"^first 100\.0% ", result.stdout, flags=re.MULTILINE)
     assert (tmp_path / "runs").is_dir() and len(list((tmp_path / "runs").iterdir())) == 2
+    assert re.search(r"^samples/python \(prompt .*, tasks 10 .*\) 50\.0% ", result.stdout,
+                     flags=re.MULTILINE)  # fmt: skip
+    assert (tmp_path / "board.html").is_file()

@@ -111,6 +111,34 @@ def test_compare_page(page: Page, runs: list[Path], tmp_path: Path) -> None:
     assert errors == []
 
 
+def test_the_board_sorts_by_any_column_and_plots_size_against_score(
+    page: Page, runs: list[Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "board.html"
+    models = [f"scripted/{run.parent.parent / f'script{i}.json'}" for i, run in enumerate(runs)]
+    result = subprocess.run(
+        [CODETRIAL, "board", *map(str, runs), "--out", str(out),
+         "--size", f"{models[0]}=494M", "--size", f"{models[1]}=1.5B"],
+        capture_output=True, text=True, env=CLI_ENV, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    errors = _open(page, out)
+    page.screenshot(path=str(tmp_path / "board.png"), full_page=True)
+    board = page.locator("table.board")
+    first_model = board.locator("tbody tr").first.locator("td").nth(1)
+    assert first_model.inner_text() == models[1]  # 2 of 3 passed, above 1 of 3
+    assert "-2 / +1 of 3, p = 1.000" in board.locator("tbody tr").nth(1).inner_text()
+    board.locator("th", has_text="pass@1").click()
+    assert first_model.inner_text() == models[0]
+    board.locator("th", has_text="pass@1").click()
+    assert first_model.inner_text() == models[1]
+    board.locator("th", has_text="parameters").click()
+    assert first_model.inner_text() == models[0]
+    assert page.locator(".chart svg circle").count() == 2
+    assert "parameters (log scale)" in page.locator(".chart svg").inner_html()
+    assert errors == []
+
+
 def test_selection_and_judge_sections_render(page: Page, runs: list[Path]) -> None:
     script = runs[0].parent.parent / "script0.json"
     for args in (["select", "--strategies", "first,random,visible-tests,judge,oracle"],

@@ -9,6 +9,8 @@ The public API (the command line is a thin layer over it)::
     verdict = codetrial.judge(code, task)                    # one candidate
     chosen = codetrial.select(run, "random,likelihood")      # selection strategies
     run = codetrial.open_run("runs/...")                     # a stored run
+    result = codetrial.run_sweep("nightly.toml")             # a grid of runs
+    board = codetrial.board(["sweeps/nightly"])              # a leaderboard of runs
 
 Names are imported when first used, so `import codetrial` loads nothing else.
 """
@@ -20,6 +22,11 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "run": "codetrial.api",
+    "configure": "codetrial.api",
+    "run_sweep": "codetrial.sweep",
+    "plan_sweep": "codetrial.sweep",
+    "board": "codetrial.report.board",
+    "write_board": "codetrial.report.board",
     "evaluate": "codetrial.api",
     "judge": "codetrial.api",
     "Judge": "codetrial.api",
@@ -56,13 +63,18 @@ __all__ = [
     "TaskResult",
     "TestResult",
     "Verdict",
+    "board",
     "compare",
+    "configure",
     "evaluate",
     "judge",
     "load_tasks",
     "open_run",
+    "plan_sweep",
     "run",
+    "run_sweep",
     "select",
+    "write_board",
 ]
 
 if _typing.TYPE_CHECKING:
@@ -70,6 +82,7 @@ if _typing.TYPE_CHECKING:
         Judge,
         SelectionResult,
         compare,
+        configure,
         evaluate,
         judge,
         load_tasks,
@@ -80,9 +93,11 @@ if _typing.TYPE_CHECKING:
     from codetrial.metrics import Estimate
     from codetrial.progress import Progress
     from codetrial.records import AttemptRecord, Outcome, TaskResult, TestResult, Verdict
+    from codetrial.report.board import board, write_board
     from codetrial.report.compare import Comparison
     from codetrial.runs import Run, open_run
     from codetrial.selection.sidebyside import ModelSelection
+    from codetrial.sweep import plan_sweep, run_sweep
     from codetrial.tasks import Task
 
 

@@ -17,7 +17,13 @@ from typing import Any
 from rich.console import Console
 
 from codetrial import environments, localize
-from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig, endpoints_from_env
+from codetrial.config import (
+    REPOSITORY_DEFAULTS,
+    Endpoints,
+    Limits,
+    RunConfig,
+    endpoints_from_env,
+)
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
 from codetrial.gate import Profile, get_profile
@@ -131,7 +137,17 @@ def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
                 )
 
 
-def run(
+_SERVER_KEYS = ("base_url", "ollama_url", "openai_url", "api_key")
+
+
+def _endpoints(
+    base_url: str | None, ollama_url: str | None, openai_url: str | None, api_key: str | None
+) -> Endpoints:
+    """Where the HTTP backends are: `base_url` for either unless its own is given."""
+    return endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
+
+
+def configure(
     suite: str = "contracts10",
     models: Sequence[str] = ("embedded",),
     *,
@@ -153,56 +169,75 @@ def run(
     cpu_time: int | None = None,
     workers: int = 1,
     gate: str | None = None,
-    runs_dir: Path | str = "runs",
     base_url: str | None = None,
     ollama_url: str | None = None,
     openai_url: str | None = None,
     api_key: str | None = None,
     efficiency: bool = True,
     unsafe_host_exec: bool = False,
+) -> tuple[RunConfig, list[AnyTask]]:
+    """The configuration and the tasks of the trial `run` would start with these
+    conditions, checked and nothing run; a ConfigError says what is wrong."""
+    if limit is not None and limit < 1:
+        raise ConfigError("--limit must be at least 1")
+    tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data)[:limit]
+    shaped = _shape_conditions(
+        tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
+        num_ctx, max_tokens,
+    )  # fmt: skip
+    config = RunConfig.validated({
+        "models": _names(models, "models"), "suite": suite, "data": data,
+        "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
+        "samples": samples, "temperature": temperature, "seed": seed, "think": think,
+        "workers": workers, "unsafe_host_exec": unsafe_host_exec,
+        "endpoints": _endpoints(base_url, ollama_url, openai_url, api_key),
+        "efficiency": efficiency, "repos": repos, "wheels": wheels, **shaped,
+    })  # fmt: skip
+    return config, tasks
+
+
+def run(
+    suite: str = "contracts10",
+    models: Sequence[str] = ("embedded",),
+    *,
+    runs_dir: Path | str = "runs",
+    name: str | None = None,
     resume: Path | str | None = None,
     progress: bool | Progress = False,
+    **conditions: Any,
 ) -> Run:
     """A trial of `models` on `suite`, stored in a new run directory under `runs_dir`
-    (or the interrupted run `resume` finished), with results.json and report.html
-    written. The conditions are `codetrial run`'s options; `progress=True` draws the
-    command's live bar on standard error.
+    (named `name`, else by the time and the suite), or the interrupted run `resume`
+    finished, with results.json and report.html written. The `conditions` are
+    `configure`'s, the options of `codetrial run`; `progress=True` draws the command's
+    live bar on standard error.
 
     >>> result = run("contracts10", ["scripted/answers.json"], limit=2)  # doctest: +SKIP
     >>> result.table()[0]["passed"]                                       # doctest: +SKIP
     True
     """
-    endpoints = endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
     if resume is not None:
-        with contextlib.closing(RunStore.open(Path(resume))) as stored:
+        run_dir = Path(resume)
+        endpoints = _endpoints(*(conditions.get(key) for key in _SERVER_KEYS))
+        with contextlib.closing(RunStore.open(run_dir)) as stored:
             config = stored.manifest.config.model_copy(update={"endpoints": endpoints})
             tasks = stored.tasks()
     else:
-        if limit is not None and limit < 1:
-            raise ConfigError("--limit must be at least 1")
-        tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data)[:limit]
-        shaped = _shape_conditions(
-            tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
-            num_ctx, max_tokens,
-        )  # fmt: skip
-        config = RunConfig.validated({
-            "models": _names(models, "models"), "suite": suite, "data": data,
-            "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
-            "samples": samples, "temperature": temperature, "seed": seed, "think": think,
-            "workers": workers, "unsafe_host_exec": unsafe_host_exec, "endpoints": endpoints,
-            "efficiency": efficiency,
-            "repos": repos, "wheels": wheels, **shaped,
-        })  # fmt: skip
+        config, tasks = configure(suite, models, **conditions)
+        if name is not None and (Path(name).name != name or name in ("", ".", "..")):
+            raise ConfigError(f"--name is the run directory's name, not a path: {name!r}")
+        run_dir = Path(runs_dir) / (name or new_run_id(Path(runs_dir), config.suite))
+        if run_dir.exists():
+            raise ConfigError(
+                f"{run_dir} exists: finish it with --resume {run_dir}, or choose another name"
+            )
     with _watched(progress) as watch:
-        return _trial(
-            config, tasks, Path(runs_dir), None if resume is None else Path(resume), watch
-        )
+        return _trial(config, tasks, run_dir, resume is not None, watch)
 
 
 def _trial(
-    config: RunConfig, tasks: list[AnyTask], runs_dir: Path, resume: Path | None,
-    progress: Progress,
-) -> Run:  # fmt: skip
+    config: RunConfig, tasks: list[AnyTask], run_dir: Path, resume: bool, progress: Progress
+) -> Run:
     profile = get_profile(config.gate_profile)
     repositories, built = environments.for_tasks(
         tasks, config.repos, config.wheels, "codetrial run"
@@ -215,13 +250,13 @@ def _trial(
             resources.callback(backends[-1].close)
         pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec, repositories)
         resources.callback(pool.close)
-        if resume is not None:
-            store = RunStore.open(resume)
+        if resume:
+            store = RunStore.open(run_dir)
             resources.callback(store.close)
             _check_resumable(store, backends)
             store.mark_resumed()
         else:
-            store = _new_store(config, profile, tasks, runs_dir, backends, pool, shown, built)
+            store = _new_store(config, profile, tasks, run_dir, backends, pool, shown, built)
             resources.callback(store.close)
         progress.start(store.run_dir, len(tasks) * len(backends) * config.samples)
         resume_with = f"codetrial run --resume {store.run_dir}"
@@ -245,7 +280,7 @@ def _trial(
 
 
 def _new_store(
-    config: RunConfig, profile: Profile, tasks: list[AnyTask], runs_dir: Path,
+    config: RunConfig, profile: Profile, tasks: list[AnyTask], run_dir: Path,
     backends: list[Backend], pool: JudgePool, shown: Mapping[str, localize.Localized],
     built: Mapping[str, environments.Environment],
 ) -> RunStore:  # fmt: skip
@@ -256,15 +291,13 @@ def _new_store(
     if shown:
         templates = (*templates, "repository_issue.md")
     manifest = new_manifest(
-        new_run_id(runs_dir, config.suite), config, tasks,
+        run_dir.name, config, tasks,
         {b.name: b.conditions() for b in backends}, template_hashes(templates),
         system_of(config, profile, tasks[0]).content,
         pool.isolation, pool.bwrap,
     )  # fmt: skip
     notes = {task_id: view.note for task_id, view in shown.items()}
-    return RunStore.create(
-        runs_dir / manifest.run_id, environments.recorded(manifest, built, notes)
-    )
+    return RunStore.create(run_dir, environments.recorded(manifest, built, notes))
 
 
 def evaluate(

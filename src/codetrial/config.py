@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codetrial.errors import ConfigError
 from codetrial.records import GenerationOptions
@@ -114,8 +114,8 @@ class RunConfig(BaseModel):
         """A configuration from command-line options; a ConfigError says what is wrong."""
         try:
             return cls.model_validate(fields)
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from exc
+        except ValidationError as exc:
+            raise ConfigError(problem(exc)) from exc
 
     def options(self, sample: int = 0) -> GenerationOptions:
         """Sample i is drawn with seed + i, so samples differ yet replay exactly."""
@@ -126,6 +126,13 @@ class RunConfig(BaseModel):
             num_ctx=self.num_ctx,
             think=self.think,
         )
+
+
+def problem(exc: ValidationError) -> str:
+    """The first thing wrong, as `field.path: message`, without pydantic's links."""
+    first = exc.errors()[0]
+    where = ".".join(map(str, first["loc"]))
+    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def _ollama_url(value: str) -> str:

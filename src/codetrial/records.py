@@ -81,6 +81,7 @@ class Generation:
     finish_reason: str | None = None
     logprob_sum: float | None = None
     logprob_tokens: int | None = None
+    memory_kb: int | None = None  # the model's process's resident memory after it, if known
 
 
 @dataclass(frozen=True)
@@ -194,6 +195,7 @@ class AttemptRecord(BaseModel):
     usage: Usage | None = None
     logprob_sum: float | None = None
     logprob_tokens: int | None = None
+    model_memory_kb: int | None = None
 
     @property
     def passed(self) -> bool:
@@ -248,6 +250,7 @@ class AttemptRecord(BaseModel):
             usage=verdict.usage,
             logprob_sum=generation.logprob_sum if generation else None,
             logprob_tokens=generation.logprob_tokens if generation else None,
+            model_memory_kb=generation.memory_kb if generation else None,
         )
 
 

@@ -4,14 +4,14 @@ function of the API that makes one."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from codetrial.metrics import Estimate
 from codetrial.records import AttemptRecord, TaskResult, TestOutcome
 from codetrial.report import Figures, figures, results_document, write_reports
-from codetrial.store import RunStore
+from codetrial.store import MANIFEST, RunStore
 from codetrial.store.manifest import Manifest
 
 
@@ -105,3 +105,17 @@ def open_run(path: Path | str) -> Run:
     """A run that `codetrial run`, `evaluate` or the API stored; a StoreError says what
     to do when `path` is not a readable run directory."""
     return Run(path)
+
+
+def find_runs(paths: Iterable[Path]) -> list[Path]:
+    """The run directories among `paths` and below them, each once, in path order; a
+    run directory's own folders are not searched."""
+    found: dict[Path, None] = {}
+    pending = sorted(paths, reverse=True)
+    while pending:
+        path = pending.pop()
+        if (path / MANIFEST).is_file():
+            found[path] = None
+        elif path.is_dir() and not path.is_symlink():
+            pending.extend(sorted((p for p in path.iterdir() if p.is_dir()), reverse=True))
+    return list(found)

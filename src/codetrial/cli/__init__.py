@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from codetrial.cli import (
+    board,
     check,
     compare,
     envs,
@@ -18,6 +19,7 @@ from codetrial.cli import (
     rerun,
     run,
     select,
+    sweep,
     tasks,
 )
 from codetrial.errors import CodetrialError, Interrupted
@@ -34,6 +36,8 @@ app.command("tasks")(tasks.tasks)
 app.command("check")(check.check)
 app.command("evaluate")(evaluate.evaluate)
 app.command("compare")(compare.compare)
+app.command("sweep")(sweep.sweep)
+app.command("board")(board.board)
 app.command("models")(models.models)
 app.command("envs")(envs.envs)
 app.command("harden")(harden.harden)

@@ -66,6 +66,9 @@ def run(
     workers: Workers = 1,
     gate: Gate = None,
     runs_dir: RunsDir = Path("runs"),
+    name: Annotated[
+        str | None, typer.Option(help="the run directory's name (default: the time and suite)")
+    ] = None,
     base_url: Annotated[str | None, typer.Option(help="base URL of the HTTP backend")] = None,
     ollama_url: Annotated[str | None, typer.Option(help="Ollama URL ($OLLAMA_HOST)")] = None,
     openai_url: Annotated[str | None, typer.Option(help="($OPENAI_BASE_URL)")] = None,
@@ -82,7 +85,7 @@ def run(
             samples=samples, temperature=temperature, seed=seed, think=think, num_ctx=num_ctx,
             max_tokens=max_tokens, repair_attempts=repair_attempts, tries=tries,
             edit_format=edit_format, timeout=timeout, cpu_time=cpu_time, workers=workers,
-            gate=gate, runs_dir=runs_dir, base_url=base_url, ollama_url=ollama_url,
+            gate=gate, runs_dir=runs_dir, name=name, base_url=base_url, ollama_url=ollama_url,
             openai_url=openai_url, api_key=api_key, efficiency=efficiency,
             unsafe_host_exec=unsafe_host_exec, resume=resume, progress=bar,
         )  # fmt: skip

@@ -7,6 +7,7 @@ import importlib.util
 import os
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -55,6 +56,7 @@ class EmbeddedBackend:
             "model": self._model.name,
             "file_sha256": self._model.sha256,
             "file_size": str(self._model.size),
+            "parameters": str(self._model.parameters),
             "runtime": f"llama-cpp-python {runtime_version()}",
             "threads": str(os.cpu_count()),
             "kv_cache": "empty per request",
@@ -120,6 +122,7 @@ class EmbeddedBackend:
             finish_reason=choice.get("finish_reason"),
             logprob_sum=logprob_sum,
             logprob_tokens=scored,
+            memory_kb=_resident_kb(),
         )
 
     def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
@@ -130,6 +133,20 @@ class EmbeddedBackend:
         logits = _logits(llama, [int(llama.input_ids[n_prompt - 1])], n_prompt - 1)[0]
         shifted = logits - logits.max()
         return yes_share([(w, float(shifted[i])) for w, ids in self._answers.items() for i in ids])
+
+
+def _resident_kb() -> int | None:
+    """This process's resident memory now (the model, its context and codetrial),
+    read after a generation while its buffers are still held. The process's peak would
+    also count an earlier model of the same process."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    return None
 
 
 def _word_tokens(llama: Any, word: str) -> list[int]:

@@ -35,16 +35,18 @@ class OllamaBackend:
         self._http = _client(endpoints)
         self._version = str(self._http.object("GET", "/api/version").get("version", "unknown"))
         models = _models(self._http)
-        digests = {m.get("name"): m.get("digest", "") for m in models}
-        digests.update({m.get("model"): m.get("digest", "") for m in models})
+        entries = {m.get("name"): m for m in models} | {m.get("model"): m for m in models}
         wanted = tag if ":" in tag else f"{tag}:latest"
-        if wanted not in digests:
+        if wanted not in entries:
             known = ", ".join(sorted(str(m.get("name")) for m in models)) or "none"
             raise ConfigError(
                 f"Ollama at {endpoints.ollama_url} has no model {tag!r} — pull it with "
                 f"`ollama pull {tag}`; models there: {known}"
             )
-        self._digest = str(digests[wanted])
+        self._digest = str(entries[wanted].get("digest", ""))
+        details = entries[wanted].get("details")
+        size = details.get("parameter_size") if isinstance(details, dict) else None
+        self._parameters = str(size or "")
 
     @property
     def name(self) -> str:
@@ -56,6 +58,7 @@ class OllamaBackend:
             "digest": self._digest,
             "server": f"ollama {self._version}",
             "base_url": self._http.base_url,
+            "parameters": self._parameters,
         }
 
     def close(self) -> None:

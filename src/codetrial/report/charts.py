@@ -270,3 +270,40 @@ def judge_chart(setting: dict[str, Any]) -> str:
             canvas.circle(x, y, 2.5, colour, label)
     canvas.legend(420, 262, [(label, colour) for label, _, colour in series])
     return canvas.svg()
+
+
+def size_vs_score(suite: str, points: Sequence[tuple[str, float | None, Any]]) -> str:
+    """pass@1 with its interval against parameters on a log axis, as leaderboards draw
+    it: (label, parameters or None, Estimate) per row; rows of unknown size are named
+    under the chart instead."""
+    placed = [(label, size, estimate) for label, size, estimate in points if size]
+    unplaced = [label for label, size, _ in points if not size]
+    canvas = Canvas(640, 330 + LINE_HEIGHT * len(unplaced), f"{suite}: pass@1 by model size")
+    if placed:
+        low = math.floor(math.log10(min(size for _, size, _ in placed)) - 0.2)
+        high = math.ceil(math.log10(max(size for _, size, _ in placed)) + 0.2)
+        frame = Frame(canvas, (60, 20, 540, 250), (low, high), (0, 1))
+        frame.axes("pass@1", "parameters (log scale)", [0, 0.25, 0.5, 0.75, 1])
+        bottom = frame.top + frame.height
+        for exponent in range(low, high + 1):
+            x = frame.x(exponent)
+            canvas.line([(x, bottom), (x, bottom + 4)], BASELINE)
+            canvas.text(x, bottom + 14, shown_size(10.0**exponent), 9)
+        for label, size, estimate in placed:
+            x = frame.x(math.log10(size))
+            canvas.line([(x, frame.y(estimate.low)), (x, frame.y(estimate.high))], "#222")
+            canvas.circle(x, frame.y(estimate.value), 4, FIRST, f"{label}: {estimate}")
+            canvas.text(x + 7, frame.y(estimate.value) - 6, label, 9, "start")
+    else:
+        canvas.text(320, 150, "no model here has a known size (give one with --size)", 11)
+    for index, label in enumerate(unplaced):
+        canvas.text(60, 320 + LINE_HEIGHT * index, f"size unknown: {label}", 9, "start")
+    return canvas.svg()
+
+
+def shown_size(parameters: float) -> str:
+    """A parameter count as leaderboards write it: 494M, 1.5B."""
+    for unit, scale in (("T", 1e12), ("B", 1e9), ("M", 1e6), ("K", 1e3)):
+        if parameters >= scale:
+            return f"{parameters / scale:.3g}{unit}"
+    return f"{parameters:.0f}"

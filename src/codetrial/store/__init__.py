@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from codetrial.config import problem
 from codetrial.errors import ConfigError, StoreError
 from codetrial.records import AttemptRecord, TaskResult
 from codetrial.store.artifacts import write_atomic, write_attempt
@@ -24,7 +25,6 @@ from codetrial.store.manifest import (
     Manifest,
     new_manifest,
     now,
-    problem,
     read_manifest,
     unreadable_run,
 )

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from codetrial import __version__
-from codetrial.config import RunConfig
+from codetrial.config import RunConfig, problem
 from codetrial.errors import StoreError
 from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask, task_digest
 
@@ -108,13 +108,6 @@ def unreadable_run(path: Path, what: str, written_by: str) -> StoreError:
         "re-run the trial with this version, or use the codetrial version that wrote it "
         f"({written_by}, recorded in its manifest)"
     )
-
-
-def problem(exc: ValidationError) -> str:
-    """The first thing wrong, as `field.path: message`, without pydantic's links."""
-    first = exc.errors()[0]
-    where = ".".join(map(str, first["loc"]))
-    return f"{where}: {first['msg']}" if where else first["msg"]
 
 
 def read_manifest(path: Path) -> Manifest:

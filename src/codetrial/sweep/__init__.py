@@ -1,0 +1,139 @@
+"""A grid of runs: a sweep file expanded into cells, each an ordinary run directory in
+the sweep's folder, run by an executor, then one leaderboard over them all.
+
+Running a sweep again skips the cells that finished and resumes the others, so a
+sweep stopped by Ctrl-C, a crash or a dead server goes on where it was.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from rich.console import Console
+
+from codetrial.errors import Interrupted
+from codetrial.progress import Bar, Progress, Silent
+from codetrial.report.board import Board, board, write_board
+from codetrial.sweep.estimate import Rate, rates
+from codetrial.sweep.folder import CellState, SweepFolder
+from codetrial.sweep.local import Watch, run_local
+from codetrial.sweep.spec import Cell, Sweep, load_sweep
+
+__all__ = ["Cell", "Plan", "Sweep", "SweepResult", "load_sweep", "plan_sweep", "run_sweep"]
+
+
+BOARD = "board.html"
+
+
+def default_folder(path: Path) -> Path:
+    """Where a sweep file's cells go unless told: sweeps/<the file's name>."""
+    return Path("sweeps") / path.stem
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    cell: Cell
+    state: CellState
+    rate: Rate | None
+
+    @property
+    def estimate_s(self) -> float | None:
+        """Seconds still to go, from earlier runs (0 once finished)."""
+        if self.state.status == "finished":
+            return 0.0
+        if self.rate is None:
+            return None
+        return self.rate.per_chain * (self.cell.chains - self.state.done)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A sweep's cells with what is done of each and what the rest should cost."""
+
+    sweep: Sweep
+    folder: Path
+    cells: list[PlannedCell]
+
+    @property
+    def to_run(self) -> list[Cell]:
+        return [c.cell for c in self.cells if c.state.status != "finished"]
+
+
+def plan_sweep(
+    path: Path | str, out: Path | str | None = None, runs_dir: Path | str = "runs"
+) -> Plan:
+    """The sweep file's cells, checked, with their state in the sweep's folder `out`
+    and estimates from the runs stored there and under `runs_dir`."""
+    loaded = load_sweep(Path(path))
+    place = Path(out) if out is not None else default_folder(loaded.path)
+    folder = SweepFolder(place)
+    known = rates([folder.cells, Path(runs_dir)])
+    cells = [
+        PlannedCell(cell, folder.state(cell), known.get((cell.model, cell.suite)))
+        for cell in loaded.cells
+    ]
+    return Plan(loaded, place, cells)
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A sweep run: every cell's state after it, and the board of the finished ones
+    (written to board.html in the sweep's folder)."""
+
+    plan: Plan
+    board: Board | None
+
+    @property
+    def failed(self) -> dict[str, str]:
+        return {c.cell.id: c.state.error or "" for c in self.plan.cells
+                if c.state.status == "failed"}  # fmt: skip
+
+
+def run_sweep(
+    path: Path | str,
+    out: Path | str | None = None,
+    *,
+    runs_dir: Path | str = "runs",
+    progress: bool | Watch = False,
+) -> SweepResult:
+    """Run the sweep file's unfinished cells in its folder `out` (default
+    sweeps/<name>), then write the board of every finished cell. `progress=True` draws
+    a bar per cell on standard error. A cell that fails (a server down, a broken task)
+    is recorded in the result's `failed` and retried when the sweep runs again."""
+    before = plan_sweep(path, out, runs_dir)
+    folder = SweepFolder(before.folder)
+    folder.begin(before.sweep)
+    watch = progress if callable(progress) else bars(Console(stderr=True)) if progress else _silent
+    try:
+        run_local(before.to_run, folder, watch)
+    except (Interrupted, KeyboardInterrupt) as exc:
+        raise Interrupted(
+            f"{exc}\nfinished cells are kept; continue with: codetrial sweep {before.sweep.path}"
+            + (f" --out {before.folder}" if out is not None else "")
+        ) from exc
+    after = plan_sweep(path, out, runs_dir)
+    finished = folder.finished_dirs(before.sweep.cells)
+    found = board(finished) if finished else None
+    if found is not None:
+        write_board(found, before.folder / BOARD)
+    return SweepResult(after, found)
+
+
+@contextlib.contextmanager
+def _silent(cell: Cell, index: int, total: int) -> Iterator[Progress]:
+    yield Silent()
+
+
+def bars(console: Console) -> Watch:
+    """A line naming each cell as it starts, then its run's live bar on `console`."""
+
+    @contextlib.contextmanager
+    def watch(cell: Cell, index: int, total: int) -> Iterator[Progress]:
+        console.print(f"[bold]cell {index}/{total}[/] {cell.label}", highlight=False)
+        with Bar(console) as bar:
+            yield bar
+
+    return watch
