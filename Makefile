@@ -9,7 +9,7 @@ SWE_DOWNLOADS := $(VENV)/swe
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -e '.[embedded,ranker,humaneval,repositories,harden,dev]'
+	$(BIN)/pip install -e '.[embedded,ranker,humaneval,repositories,harden,ray,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

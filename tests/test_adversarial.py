@@ -184,7 +184,7 @@ EXPECTED = {
     "read_installed_packages": Stopped(Outcome.FAILED, NO_ANSWER),
     "read_secrets": Stopped(
         Outcome.FAILED,
-        "canary:absent env:HOME,LANG,PATH,PWD,PYTHONDONTWRITEBYTECODE "
+        "canary:absent env:HOME,LANG,PATH,PWD,PYTHONDONTWRITEBYTECODE,PYTHONHASHSEED "
         "/etc/shadow:ENOENT /etc/passwd:ENOENT",
     ),
     "read_stdin": Stopped(Outcome.FAILED, NO_ANSWER),

@@ -12,7 +12,7 @@ from codetrial.errors import SandboxError
 from codetrial.gate import Profile, get_profile
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.report import figures
-from codetrial.samples import judge_all, read_samples
+from codetrial.samples import judge_all, local_verdicts, read_samples
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
 from codetrial.tasks.jsonl import read_jsonl
@@ -51,13 +51,9 @@ def test_a_sandbox_error_is_an_infra_error_verdict(
     store = RunStore.create(tmp_path / "run", new_manifest("r", config, tasks, {}, {}, "", ""))
     pool = _SandboxFailsFor(tasks[1].reference or "")
     try:
-        verdicts = judge_all(
-            read_samples(read_jsonl(samples), tasks),
-            MODEL,
-            pool,
-            get_profile("builtins-only"),
-            store,
-        )
+        items = read_samples(read_jsonl(samples), tasks)
+        judged = local_verdicts(items, pool, get_profile("builtins-only"))
+        verdicts = judge_all(items, MODEL, judged, store)
     finally:
         pool.close()
 

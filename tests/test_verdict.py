@@ -5,7 +5,7 @@ from __future__ import annotations
 from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Outcome, TestResult, Visibility
-from codetrial.sandbox import Stop
+from codetrial.sandbox import Stop, open_sandbox
 from codetrial.tasks import Task, load_folder
 from codetrial.verdict import classify
 from codetrial.verdict.pool import JudgePool
@@ -148,3 +148,16 @@ def test_a_program_is_judged_once_per_task(add_task: Task) -> None:
         assert {f.result().outcome for f in distinct} == {Outcome.PASSED, Outcome.FAILED}
     finally:
         pool.close()
+
+
+def test_strings_hash_alike_in_every_sandbox_so_set_order_never_moves_a_verdict() -> None:
+    order = "def order():\n    return ''.join({'alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta'})\n"
+    seen = set()
+    for unsafe in (False, False, True):
+        fresh = open_sandbox(FAST_LIMITS, unsafe)
+        try:
+            with fresh.session(order) as session:
+                seen.add(session.call("order", [], {}))
+        finally:
+            fresh.close()
+    assert len(seen) == 1

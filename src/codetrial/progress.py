@@ -44,11 +44,12 @@ class Silent:
 
 
 class Bar:
-    """A live bar on `console`: the run directory first, then chains done, passes so
-    far and tokens per second. Use it as a context manager, which removes the bar."""
+    """A live bar on `console`: the run directory (or what `heading` names) first, then
+    chains done, passes so far and tokens per second. Use it as a context manager,
+    which removes the bar."""
 
-    def __init__(self, console: Console) -> None:
-        self.console = console
+    def __init__(self, console: Console, heading: str = "run directory") -> None:
+        self.console, self.heading = console, heading
         columns = (
             TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("passes {task.fields[passes]}"), TextColumn("{task.fields[rate]}"),
@@ -67,7 +68,7 @@ class Bar:
         self._bar.stop()
 
     def start(self, run_dir: Path, total: int) -> None:
-        self.console.print(f"run directory: {run_dir}", soft_wrap=True, highlight=False)
+        self.console.print(f"{self.heading}: {run_dir}", soft_wrap=True, highlight=False)
         self._bar.update(self._task, total=total)
 
     def advance(self, record: AttemptRecord) -> None:

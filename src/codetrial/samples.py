@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -107,6 +107,7 @@ class SamplesJob:
     runs_dir: Path = Path("runs")
     unsafe_host_exec: bool = False
     efficiency: bool = True
+    ray: str | None = None  # a Ray cluster's address ("auto"): shards judged on its nodes
 
 
 def judge_samples(
@@ -150,7 +151,13 @@ def judge_samples(
         )  # fmt: skip
         with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, manifest)) as store:
             announce(store.run_dir, len(items))
-            verdicts = judge_all(items, model, pool, profile, store, progress)
+            if job.ray is None:
+                judged = local_verdicts(items, pool, profile)
+            else:
+                from codetrial.sweep.cluster import cluster_verdicts
+
+                judged = cluster_verdicts(items, config, job.ray)
+            verdicts = judge_all(items, model, judged, store, progress)
             _write_results(store.run_dir, items, verdicts)
             if job.efficiency:
                 measure_efficiency(store, tasks, pool)
@@ -177,21 +184,27 @@ def _write_results(
     write_atomic(run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
 
 
+def local_verdicts(
+    items: Sequence[tuple[dict[str, Any], Task, str]], pool: JudgePool, profile: Profile
+) -> Iterator[Verdict]:
+    """Each sample's verdict from the pool's sandboxes, in order; a sandbox fault is
+    that sample's infra_error."""
+    futures = [pool.submit(Candidate(code, code or None), task, profile) for _, task, code in items]
+    for future in futures:
+        yield verdict_of(future)
+
+
 def judge_all(
     items: list[tuple[dict[str, Any], Task, str]],
     model: str,
-    pool: JudgePool,
-    profile: Profile,
+    judged: Iterable[Verdict],
     store: RunStore,
     progress: Callable[[AttemptRecord], None] = lambda record: None,
 ) -> list[Verdict]:
-    """Every sample's verdict, stored in batches; a sandbox fault is that sample's
-    infra_error."""
-    futures = [pool.submit(Candidate(code, code or None), task, profile) for _, task, code in items]
+    """Every sample's verdict, as `judged` gives them in order, stored in batches."""
     index: dict[str, int] = {}
     verdicts, batch = [], []
-    for (line, task, code), future in zip(items, futures, strict=True):
-        verdict = verdict_of(future)
+    for (line, task, code), verdict in zip(items, judged, strict=True):
         verdicts.append(verdict)
         number = index[task.id] = index.get(task.id, -1) + 1
         raw = str(line.get("solution") or line.get("completion") or "")

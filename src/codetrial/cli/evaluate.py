@@ -14,6 +14,7 @@ from codetrial.cli.options import (
     Efficiency,
     Gate,
     Json,
+    Ray,
     Repos,
     RunsDir,
     UnsafeHostExec,
@@ -52,6 +53,7 @@ def evaluate(
     runs_dir: RunsDir = Path("runs"),
     efficiency: Efficiency = True,
     unsafe_host_exec: UnsafeHostExec = False,
+    ray: Ray = None,
     json: Json = False,
 ) -> None:
     """Judge existing samples and report per-sample verdicts and pass@k; or judge a
@@ -60,6 +62,6 @@ def evaluate(
         result = codetrial.evaluate(
             samples, suite, data=data, prompts=prompts, repos=repos, wheels=wheels,
             workers=workers, timeout=timeout, cpu_time=cpu_time, gate=gate, runs_dir=runs_dir,
-            efficiency=efficiency, unsafe_host_exec=unsafe_host_exec, progress=bar,
+            efficiency=efficiency, unsafe_host_exec=unsafe_host_exec, ray=ray, progress=bar,
         )  # fmt: skip
     show(result, json)

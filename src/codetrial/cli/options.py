@@ -40,3 +40,9 @@ Json = Annotated[
     bool,
     typer.Option("--json", help="print one JSON document instead of tables (progress: stderr)"),
 ]
+Ray = Annotated[
+    str | None,
+    typer.Option(
+        help="run on the Ray cluster at this address, or auto (pip install 'codetrial[ray]')"
+    ),
+]

@@ -11,9 +11,9 @@ from rich.table import Table
 
 import codetrial
 from codetrial.cli.board import print_board
-from codetrial.cli.options import Json, RunsDir
+from codetrial.cli.options import Json, Ray, RunsDir
 from codetrial.cli.views import console, messages, out, print_json
-from codetrial.sweep import BOARD, Plan, bars
+from codetrial.sweep import BOARD, Plan
 
 
 def sweep(
@@ -25,6 +25,7 @@ def sweep(
         bool, typer.Option("--dry-run", help="print the cells and their estimated cost; run none")
     ] = False,
     runs_dir: RunsDir = Path("runs"),
+    ray: Ray = None,
     json: Json = False,
 ) -> None:
     """Run every cell of the grid that has not finished (a cell stopped half-way is
@@ -36,7 +37,7 @@ def sweep(
         else:
             print_plan(planned)
         return
-    result = codetrial.run_sweep(file, out_dir, runs_dir=runs_dir, progress=bars(out(json)))
+    result = codetrial.run_sweep(file, out_dir, runs_dir=runs_dir, ray=ray, progress=out(json))
     folder = result.plan.folder
     if json:
         found = result.board.as_dict() if result.board else None

@@ -91,7 +91,7 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
     with contextlib.closing(RunStore.open(run_dir)) as store:
         manifest = store.manifest
         results = store.task_results()
-        attempts = store.attempts()
+        attempts = [a for r in results for a in (r.first, *r.repairs)]
         for model in manifest.config.models:
             mine = [r for r in results if r.model == model]
             if not mine:

@@ -117,6 +117,13 @@ _ISOLATION = [
     "--cap-drop", "ALL",
     "--die-with-parent", "--new-session", "--clearenv",
 ]  # fmt: skip
+# What -I isolates (no user site, no script folder on sys.path) without -E, so the
+# interpreter reads the environment we give it, and nothing else's: PYTHONHASHSEED=0
+# makes every candidate hash strings alike, so a verdict that turns on the order of a
+# set of strings is the same in every run, on every node.
+_PYTHON = ("-s", "-P", "-S")
+_PYTHON_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
+               "PYTHONHASHSEED": "0"}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -181,7 +188,7 @@ def _trial(bwrap: Path) -> str:
         str(bwrap), *_ISOLATION, "--as-pid-1",
         "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
         "--size", "1048576", "--perms", "1777", "--tmpfs", "/tmp", "--remount-ro", "/",
-        str(interpreter()), "-I", "-S", "-c", "pass",
+        str(interpreter()), *_PYTHON, "-c", "pass",
     ]  # fmt: skip
     try:
         done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
@@ -225,9 +232,7 @@ def bwrap_launch(
     scratch_bytes = str(limits.scratch_mb * 1024 * 1024)
     argv = [
         str(bwrap), *_ISOLATION,
-        "--setenv", "PATH", "/usr/bin:/bin",
-        "--setenv", "LANG", "C.UTF-8",
-        "--setenv", "PYTHONDONTWRITEBYTECODE", "1",
+        *(arg for name, value in _PYTHON_ENV.items() for arg in ("--setenv", name, value)),
         "--setenv", "HOME", SCRATCH,
         *_mounts(machine_view(limits.allow_processes)),
         "--symlink", "usr/lib", "/lib",
@@ -242,7 +247,7 @@ def bwrap_launch(
         *(arg for path in mounts for arg in ("--ro-bind", str(path), str(path))),
         "--remount-ro", "/",
         "--chdir", SCRATCH,
-        str(interpreter()), "-I", "-S", f"{LIB}/worker.py", str(control_fd), SCRATCH,
+        str(interpreter()), *_PYTHON, f"{LIB}/worker.py", str(control_fd), SCRATCH,
         *_worker_flags(LIB, True, limits),
     ]  # fmt: skip
     return Launch(argv=argv, env={}, scratch=None, monitor=True)
@@ -252,9 +257,9 @@ def host_launch(limits: Limits, control_fd: int) -> Launch:
     """No namespaces: only for a user who passed --unsafe-host-exec."""
     scratch = Path(tempfile.mkdtemp(prefix="codetrial-scratch-"))
     argv = [
-        str(interpreter()), "-I", "-S", str(runtime_dir() / "worker.py"), str(control_fd),
+        str(interpreter()), *_PYTHON, str(runtime_dir() / "worker.py"), str(control_fd),
         str(scratch),
         *_worker_flags(str(runtime_dir()), False, limits),
     ]  # fmt: skip
-    env = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "HOME": str(scratch)}
+    env = {**_PYTHON_ENV, "HOME": str(scratch)}
     return Launch(argv=argv, env=env, scratch=scratch, monitor=False)

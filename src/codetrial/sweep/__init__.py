@@ -8,6 +8,7 @@ sweep stopped by Ctrl-C, a crash or a dead server goes on where it was.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,7 +71,7 @@ def plan_sweep(
     loaded = load_sweep(Path(path))
     place = Path(out) if out is not None else default_folder(loaded.path)
     folder = SweepFolder(place)
-    known = rates([folder.cells, Path(runs_dir)])
+    known = rates([folder.cells, Path(runs_dir)], {(c.model, c.suite) for c in loaded.cells})
     cells = [
         PlannedCell(cell, folder.state(cell), known.get((cell.model, cell.suite)))
         for cell in loaded.cells
@@ -97,24 +98,33 @@ def run_sweep(
     out: Path | str | None = None,
     *,
     runs_dir: Path | str = "runs",
-    progress: bool | Watch = False,
+    ray: str | None = None,
+    progress: bool | Console = False,
 ) -> SweepResult:
     """Run the sweep file's unfinished cells in its folder `out` (default
-    sweeps/<name>), then write the board of every finished cell. `progress=True` draws
-    a bar per cell on standard error. A cell that fails (a server down, a broken task)
-    is recorded in the result's `failed` and retried when the sweep runs again."""
+    sweeps/<name>), here one after another or, with `ray` (a cluster's address, or
+    "auto"), as Ray work; then write the board of every finished cell. `progress`:
+    True draws bars on standard error, a Console draws them there. A cell that fails
+    (a server down, a broken task) is recorded in the result's `failed` and retried
+    when the sweep runs again."""
     before = plan_sweep(path, out, runs_dir)
     folder = SweepFolder(before.folder)
     folder.begin(before.sweep)
-    watch = progress if callable(progress) else bars(Console(stderr=True)) if progress else _silent
+    console = (
+        progress if isinstance(progress, Console) else Console(stderr=True) if progress else None
+    )
     try:
-        run_local(before.to_run, folder, watch)
+        if ray is not None:
+            from codetrial.sweep.cluster import run_cluster
+
+            run_cluster(before.to_run, folder, ray, before.sweep.resources, console)
+        else:
+            run_local(before.to_run, folder, _bars(console) if console else _silent)
     except (Interrupted, KeyboardInterrupt) as exc:
-        raise Interrupted(
-            f"{exc}\nfinished cells are kept; continue with: codetrial sweep {before.sweep.path}"
-            + (f" --out {before.folder}" if out is not None else "")
-        ) from exc
-    after = plan_sweep(path, out, runs_dir)
+        again = f"codetrial sweep {before.sweep.path}" + (f" --out {before.folder}" if out else "")
+        raise Interrupted(f"{exc}\nfinished cells are kept; continue with: {again}") from exc
+    now = [dataclasses.replace(c, state=folder.state(c.cell)) for c in before.cells]
+    after = Plan(before.sweep, before.folder, now)
     finished = folder.finished_dirs(before.sweep.cells)
     found = board(finished) if finished else None
     if found is not None:
@@ -127,7 +137,7 @@ def _silent(cell: Cell, index: int, total: int) -> Iterator[Progress]:
     yield Silent()
 
 
-def bars(console: Console) -> Watch:
+def _bars(console: Console) -> Watch:
     """A line naming each cell as it starts, then its run's live bar on `console`."""
 
     @contextlib.contextmanager

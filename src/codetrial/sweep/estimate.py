@@ -25,15 +25,16 @@ class Rate:
         return self.seconds / self.chains
 
 
-def rates(places: Iterable[Path]) -> dict[tuple[str, str], Rate]:
-    """(model, suite) -> seconds per chain over the runs found in `places`; a run that
-    cannot be read is passed over."""
+def rates(places: Iterable[Path], wanted: set[tuple[str, str]]) -> dict[tuple[str, str], Rate]:
+    """(model, suite) -> seconds per chain over the runs found in `places`, for the
+    pairs `wanted`; a run that cannot be read is passed over."""
     seconds: dict[tuple[str, str], float] = {}
     chains: dict[tuple[str, str], set[tuple[Path, str, int]]] = {}
     for run_dir in find_runs(places):
         with contextlib.suppress(StoreError), contextlib.closing(RunStore.open(run_dir)) as store:
             suite = store.manifest.config.suite
-            for attempt in store.attempts():
+            models = [m for m in store.manifest.config.models if (m, suite) in wanted]
+            for attempt in (a for model in models for a in store.attempts(model)):
                 key = (attempt.model, suite)
                 seconds[key] = seconds.get(key, 0.0) + attempt.generation_s + attempt.execution_s
                 chains.setdefault(key, set()).add((run_dir, attempt.task_id, attempt.sample))

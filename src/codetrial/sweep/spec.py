@@ -1,11 +1,12 @@
 """A sweep file read, checked and expanded into cells: one run of one model each.
 
-A sweep file is TOML with three tables. `[grid]` names the conditions that vary: every
-combination of its values is a cell, and `model` and `suite` must be there. `[run]`
-holds the conditions every cell shares. `[suites.NAME]` holds those of one suite's
-cells, such as its data file or `limit`. Their keys are `codetrial.run`'s keyword
-arguments (the command's options with `_` for `-`); a key in `[grid]` takes a list or
-one value, elsewhere one value.
+A sweep file is TOML with up to four tables. `[grid]` names the conditions that vary:
+every combination of its values is a cell, and `model` and `suite` must be there.
+`[run]` holds the conditions every cell shares. `[suites.NAME]` holds those of one
+suite's cells, such as its data file or `limit`. Their keys are `codetrial.run`'s
+keyword arguments (the command's options with `_` for `-`); a key in `[grid]` takes a
+list or one value, elsewhere one value. `[ray]` declares what each model's actor needs
+on a Ray cluster: `cpus` (default: the cells' `workers`) and `memory_mb`.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from codetrial.models.base import KINDS
 from codetrial.registry import Registry
 from codetrial.tasks import RepositoryTask, WorkspaceTask
 
-TABLES = ("grid", "run", "suites")
+TABLES = ("grid", "run", "suites", "ray")
+RESOURCES = ("cpus", "memory_mb")
 # Set by the grid (suite, model), said one way only (repair_attempts, not tries), or a
 # secret, which comes from the environment rather than a file others read.
 _NOT_CONDITIONS = {"models", "suite", "api_key", "tries", "return"}
@@ -84,6 +86,7 @@ class Sweep:
     path: Path
     text: str
     cells: list[Cell]
+    resources: dict[str, float]
 
 
 def load_sweep(path: Path) -> Sweep:
@@ -99,7 +102,18 @@ def load_sweep(path: Path) -> Sweep:
         raise ConfigError(f"{path} is not TOML: {exc}") from exc
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path} is not UTF-8 text: {exc}") from exc
-    return Sweep(path, text, expand(document, str(path)))
+    return Sweep(path, text, expand(document, str(path)), resources(document, str(path)))
+
+
+def resources(document: Mapping[str, Any], source: str) -> dict[str, float]:
+    """The [ray] table: what each model's actor asks of a node."""
+    table = _table(document, "ray", source)
+    for key, value in table.items():
+        if key not in RESOURCES:
+            raise _unknown(f"{source}: ray", key, RESOURCES)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"{source}: ray.{key} must be a number above 0, not {value!r}")
+    return {key: float(value) for key, value in table.items()}
 
 
 def _unknown(where: str, key: str, known: Sequence[str]) -> ConfigError:
