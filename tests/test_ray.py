@@ -18,7 +18,7 @@ import pytest
 from bench.ray_cluster import RAY_ENV, LocalCluster
 from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL, fenced
-from tests.test_sweep import TASKS, _cli, _outcomes
+from tests.test_sweep import _cli, _outcomes, _sweep_file
 
 ENV = {**CLI_ENV, **RAY_ENV}
 SPIN = "\n_spin = sum(range(8_000_000))\n"  # about a fifth of a second per test run
@@ -46,18 +46,11 @@ def _slow_script(folder: Path, contracts10: dict[str, Task]) -> str:
 
 
 def _sweep(folder: Path, models: list[str], seeds: list[int]) -> Path:
-    path = folder / "grid.toml"
-    path.write_text(
-        f'[grid]\nmodel = {json.dumps(models)}\nsuite = ["contracts10"]\nseed = {seeds}\n'
-        f"[run]\nefficiency = false\nsamples = 2\n"
-        f"[suites.contracts10]\ntask_ids = {json.dumps(TASKS)}\n"
-    )
-    return path
+    return _sweep_file(folder, models, seeds, run="samples = 2")
 
 
 def _ray_cli(*args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CODETRIAL, *map(str, args)], capture_output=True, text=True,
-                          env=ENV, timeout=timeout)  # fmt: skip
+    return _cli(*args, timeout=timeout, env=ENV)
 
 
 def test_a_sweep_on_ray_uses_both_nodes_and_matches_a_local_sweep(
@@ -68,7 +61,7 @@ def test_a_sweep_on_ray_uses_both_nodes_and_matches_a_local_sweep(
     strong.write_text(json.dumps({f"def {t.entry_point}(": [fenced(t.reference or "")]
                                   for t in contracts10.values()}))  # fmt: skip
     models.append(f"scripted/{strong}")
-    sweep = _sweep(tmp_path, models, [1, 2])
+    sweep = _sweep(tmp_path, models, [0, 10])
     local = _cli("sweep", sweep, "--out", tmp_path / "local")
     assert local.returncode == 0, local.stderr
 
@@ -113,7 +106,7 @@ def test_evaluate_shards_samples_over_the_cluster_with_the_local_verdicts(
 
 
 def test_no_cluster_at_the_address_says_how_to_start_one(tmp_path: Path) -> None:
-    sweep = _sweep(tmp_path, ["scripted/none.json"], [1])
+    sweep = _sweep(tmp_path, ["scripted/none.json"], [0])
     result = _ray_cli("sweep", sweep, "--out", tmp_path / "o", "--ray", "127.0.0.1:9",
                       timeout=180)  # fmt: skip
     assert result.returncode == 4
@@ -124,7 +117,7 @@ def test_a_node_killed_mid_sweep_and_ctrl_c_lose_nothing_a_second_run_does_not_r
     tmp_path: Path, contracts10: dict[str, Task]
 ) -> None:
     slow = _slow_script(tmp_path, contracts10)
-    sweep = _sweep(tmp_path, [slow], [1, 2, 3, 4])
+    sweep = _sweep(tmp_path, [slow], [0, 10, 20, 30])
     whole = _cli("sweep", sweep, "--out", tmp_path / "local")
     assert whole.returncode == 0, whole.stderr
 

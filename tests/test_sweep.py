@@ -15,7 +15,7 @@ import pytest
 
 import codetrial
 from codetrial.errors import ConfigError
-from codetrial.sweep.spec import expand, load_sweep
+from codetrial.sweep.spec import expand, load_sweep, resources
 from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL, fenced
 
@@ -37,19 +37,25 @@ def _script(folder: Path, name: str, contracts10: dict[str, Task], wrong: set[st
     return f"scripted/{path}"
 
 
-def _sweep_file(folder: Path, models: list[str], seeds: list[int], extra: str = "") -> Path:
+def _sweep_file(
+    folder: Path, models: list[str], seeds: list[int], extra: str = "", run: str = "workers = 2"
+) -> Path:
+    """A sweep of `models` × `seeds` over four contracts10 tasks; `run`: the [run]
+    table's own lines, `extra`: [suites.contracts10]'s."""
     path = folder / "nightly.toml"
     path.write_text(
         f'[grid]\nmodel = {json.dumps(models)}\nsuite = ["contracts10"]\nseed = {seeds}\n\n'
-        f"[run]\nworkers = 2\nefficiency = false\n\n"
+        f"[run]\nefficiency = false\n{run}\n\n"
         f"[suites.contracts10]\ntask_ids = {json.dumps(TASKS)}\n{extra}"
     )
     return path
 
 
-def _cli(*args: object, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: object, timeout: float = 300, env: dict[str, str] = CLI_ENV
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run([CODETRIAL, *map(str, args)], capture_output=True, text=True,
-                          env=CLI_ENV, timeout=timeout)  # fmt: skip
+                          env=env, timeout=timeout)  # fmt: skip
 
 
 def _outcomes(folder: Path) -> dict[str, list[tuple[str, int, int, str]]]:
@@ -86,7 +92,21 @@ def _outcomes(folder: Path) -> dict[str, list[tuple[str, int, int, str]]]:
          "run: unknown key 'model'"),
         ({"grid": {"model": ["embedded"], "suite": ["contracts10"], "seed": [1]},
           "run": {"seed": 2}}, "seed is both in [grid] and in [run]"),
-        ({"grids": {}}, "unknown key 'grids'; did you mean 'grid'? (known: grid, run, suites)"),
+        ({"grids": {}},
+         "unknown key 'grids'; did you mean 'grid'? (known: grid, run, suites, ray)"),
+        ({"grid": {"model": ["embedded"], "suite": ["contracts10"], "task_ids": ["two_sum"]}},
+         "grid.task_ids: put it in [run] or [suites.NAME]; it is no axis"),
+        ({"grid": {"model": ["embedded"], "suite": ["contracts10"]},
+          "run": {"unsafe_host_exec": True}}, "run: unknown key 'unsafe_host_exec'"),
+        ({"grid": {"model": ["embedded"], "suite": ["contracts10"], "limit": [2, 4]},
+          "suites": {"contracts10": {"limit": 3}}},
+         "limit is both in [grid] and in [suites.contracts10]"),
+        ({"grid": {"model": ["embedded"], "suite": ["contracts10"], "seed": [1, 2, 9]},
+          "run": {"samples": 3}},
+         "seeds 1 and 2 with samples = 3 draw the same samples (sample i is drawn with seed + i)"
+         ": space the seeds at least 3 apart, e.g. seed = [1, 4, 7]"),
+        ({"grid": {"model": ["embedded"], "suite": ["contracts10"]}, "ray": {"cpu": 1}},
+         "ray: unknown key 'cpu'; did you mean 'cpus'?"),
     ],
 )  # fmt: skip
 def test_a_bad_sweep_file_names_the_key_and_what_it_allows(
@@ -94,6 +114,7 @@ def test_a_bad_sweep_file_names_the_key_and_what_it_allows(
 ) -> None:
     with pytest.raises(ConfigError) as caught:
         expand(document, "nightly.toml")
+        resources(document, "nightly.toml")
     assert said in str(caught.value)
 
 
@@ -243,6 +264,11 @@ def test_the_board_never_pools_runs_whose_conditions_differ(
     assert "<svg" in page and "parameters (log scale)" in page
 
     bad = _cli("board", tmp_path / "nothing-here")
-    assert bad.returncode == 2 and "no run directory found" in bad.stderr
+    assert bad.returncode == 2 and "no such folder" in bad.stderr
+    (tmp_path / "empty").mkdir()
+    empty = _cli("board", tmp_path / "empty")
+    assert empty.returncode == 2 and "no run directory found" in empty.stderr
+    clash = _cli("board", runs, "--out", tmp_path / "b.json")
+    assert clash.returncode == 2 and "its JSON goes beside it" in clash.stderr
     odd = _cli("board", runs, "--size", "1.5B")
     assert odd.returncode == 2 and "MODEL=SIZE" in odd.stderr

@@ -9,6 +9,7 @@ as the commands store it.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -219,6 +220,9 @@ def run(
     >>> result.table()[0]["passed"]                                       # doctest: +SKIP
     True
     """
+    unknown = set(conditions) - set(inspect.signature(configure).parameters)
+    if unknown:
+        raise TypeError(f"run() takes no {', '.join(sorted(unknown))} (see configure())")
     if resume is not None:
         run_dir = Path(resume)
         endpoints = server_endpoints(*(conditions.get(key) for key in SERVER_KEYS))

@@ -109,7 +109,8 @@ def open_run(path: Path | str) -> Run:
 
 def find_runs(paths: Iterable[Path]) -> list[Path]:
     """The run directories among `paths` and below them, each once, in path order; a
-    run directory's own folders are not searched."""
+    run directory's own folders, and hidden ones (a copy on its way in), are not
+    searched."""
     found: dict[Path, None] = {}
     pending = sorted(paths, reverse=True)
     while pending:
@@ -117,5 +118,6 @@ def find_runs(paths: Iterable[Path]) -> list[Path]:
         if (path / MANIFEST).is_file():
             found[path] = None
         elif path.is_dir() and not path.is_symlink():
-            pending.extend(sorted((p for p in path.iterdir() if p.is_dir()), reverse=True))
+            inside = (p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+            pending.extend(sorted(inside, reverse=True))
     return list(found)

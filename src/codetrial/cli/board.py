@@ -55,7 +55,7 @@ def print_board(found: Board) -> None:
     for suite, rows in found.suites.items():
         table = Table(title=f"{suite}: pass@1 % with 95% CI, seeds pooled")
         for header in ("#", "model", "size", "pass@1", "repaired", "seeds ± sd", "tok/s",
-                       "s/task", "MB", "vs above"):  # fmt: skip
+                       "s/sample", "MB", "vs above"):  # fmt: skip
             table.add_column(header, justify="left" if header == "model" else "right")
         for rank, row in enumerate(rows, start=1):
             seeds, paired = row.over_seeds, row.paired
@@ -64,7 +64,7 @@ def print_board(found: Board) -> None:
                 _percent(row.pass_at_1), _percent(row.after_repair),
                 f"{100 * seeds[0]:.1f} ± {100 * seeds[1]:.1f}" if seeds else "",
                 f"{row.tokens_per_s:.0f}" if row.tokens_per_s else "?",
-                f"{row.seconds_per_task:.2f}", f"{row.memory_mb:.0f}" if row.memory_mb else "?",
+                f"{row.seconds_per_sample:.2f}", f"{row.memory_mb:.0f}" if row.memory_mb else "?",
                 f"-{paired.above_better}/+{paired.above_worse} p={paired.p_value:.2f}"
                 if paired else "",
             )  # fmt: skip

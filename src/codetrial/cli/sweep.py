@@ -11,7 +11,7 @@ from rich.table import Table
 
 import codetrial
 from codetrial.cli.board import print_board
-from codetrial.cli.options import Json, Ray, RunsDir
+from codetrial.cli.options import Json, Ray
 from codetrial.cli.views import console, messages, out, print_json
 from codetrial.sweep import BOARD, Plan
 
@@ -24,7 +24,9 @@ def sweep(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="print the cells and their estimated cost; run none")
     ] = False,
-    runs_dir: RunsDir = Path("runs"),
+    runs_dir: Annotated[
+        Path, typer.Option(help="--dry-run: earlier runs to estimate from, beside the sweep's")
+    ] = Path("runs"),
     ray: Ray = None,
     json: Json = False,
 ) -> None:
@@ -37,7 +39,7 @@ def sweep(
         else:
             print_plan(planned)
         return
-    result = codetrial.run_sweep(file, out_dir, runs_dir=runs_dir, ray=ray, progress=out(json))
+    result = codetrial.run_sweep(file, out_dir, ray=ray, progress=out(json))
     folder = result.plan.folder
     if json:
         found = result.board.as_dict() if result.board else None

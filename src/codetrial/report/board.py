@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -33,9 +33,9 @@ _UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "B": 1e9, "T": 1e12}  # as parse_size rea
 
 
 def parse_size(text: str) -> float | None:
-    """A parameter count as backends and leaderboards write it: 494032768, 494.03M,
-    1.5B, 7b; None for anything else."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([KMBT]?)\s*", text, re.IGNORECASE)
+    """A parameter count as backends and leaderboards write it: 494032768, 7e9,
+    494.03M, 1.5B, 7b; None for anything else."""
+    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:e[0-9]+)?)\s*([KMBT]?)\s*", text, re.IGNORECASE)
     return float(match[1]) * _UNITS[match[2].upper()] if match else None
 
 
@@ -61,13 +61,14 @@ class Entry:
         return statistics.fmean(first / n for n, first, _ in self.tasks.values())
 
 
-def _conditions(store: RunStore, model: str) -> dict[str, str]:
+def _conditions(store: RunStore, model: str, ran: Sequence[str]) -> dict[str, str]:
+    """What moves a score, as text; `ran`: the tasks (id@digest) the model answered,
+    so that a run stopped half-way is no run of the whole suite."""
     manifest, config = store.manifest, store.manifest.config
     backend = manifest.backends.get(model, {})
     digest = hashlib.sha256(
         json.dumps([manifest.prompt_sha256, manifest.system_prompt], sort_keys=True).encode()
     ).hexdigest()
-    tasks = hashlib.sha256(json.dumps(manifest.task_sha256, sort_keys=True).encode()).hexdigest()
     limits = config.limits
     return {
         "weights": " ".join(f"{k} {backend[k]}" for k in _IDENTITY if backend.get(k)),
@@ -81,7 +82,7 @@ def _conditions(store: RunStore, model: str) -> dict[str, str]:
         "max tokens": str(config.max_tokens),
         "context": str(config.num_ctx),
         "think": "on" if config.think else "off",
-        "tasks": f"{len(manifest.task_sha256)} ({tasks[:8]})",
+        "tasks": f"{len(ran)} ({hashlib.sha256(' '.join(sorted(ran)).encode()).hexdigest()[:8]})",
     }
 
 
@@ -104,9 +105,10 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
             used = [a for a in attempts if a.model == model]
             memory = [a.model_memory_kb for a in used if a.model_memory_kb is not None]
             declared = manifest.backends.get(model, {}).get("parameters", "")
+            size = sizes.get(model, parse_size(declared))
             found.append(Entry(
                 run_dir, model, manifest.config.suite, manifest.config.seed,
-                _conditions(store, model), sizes.get(model, parse_size(declared)), tasks,
+                _conditions(store, model, list(tasks)), size, tasks,
                 sum(a.completion_tokens or 0 for a in used), sum(a.generation_s for a in used),
                 sum(a.execution_s for a in used), max(memory) if memory else None,
             ))  # fmt: skip
@@ -164,10 +166,14 @@ class Row:
 
     @property
     def over_seeds(self) -> tuple[float, float] | None:
-        """Mean and standard deviation of the runs' pass@1, when several seeds ran."""
+        """Mean and standard deviation over seeds of pass@1 (the runs of one seed
+        averaged first), when several seeds ran."""
         if len(self.seeds) < 2:
             return None
-        values = [e.pass_rate for e in self.entries]
+        values = [
+            statistics.fmean(e.pass_rate for e in self.entries if e.seed == seed)
+            for seed in self.seeds
+        ]
         return statistics.fmean(values), statistics.stdev(values)
 
     @property
@@ -181,7 +187,8 @@ class Row:
         return tokens / seconds if seconds and tokens else None
 
     @property
-    def seconds_per_task(self) -> float:
+    def seconds_per_sample(self) -> float:
+        """Generation and judging seconds per sample (a task's try and its repairs)."""
         chains = sum(n for e in self.entries for n, _, _ in e.tasks.values())
         return sum(e.generation_s + e.execution_s for e in self.entries) / chains
 
@@ -225,7 +232,7 @@ def _row_dict(row: Row) -> dict[str, object]:
         "pass@1": row.pass_at_1.as_dict(), "after_repair": row.after_repair.as_dict(),
         "over_seeds": {"mean": seeds[0], "sd": seeds[1]} if seeds else None,
         "parameters": row.parameters, "tokens_per_s": row.tokens_per_s,
-        "seconds_per_task": row.seconds_per_task, "model_memory_mb": row.memory_mb,
+        "seconds_per_sample": row.seconds_per_sample, "model_memory_mb": row.memory_mb,
         "paired_with_above": None if row.paired is None else {
             "tasks": row.paired.tasks, "above_better": row.paired.above_better,
             "above_worse": row.paired.above_worse, "p": row.paired.p_value,
@@ -258,11 +265,15 @@ def _ranked(rows: list[Row]) -> list[Row]:
 def board(places: Iterable[Path], sizes: Mapping[str, str] | None = None) -> Board:
     """The board of every run found in `places` (run directories, sweeps, folders of
     runs); `sizes`: model -> parameter count for backends that do not say it."""
-    counts = {}
+    counts: dict[str, float] = {}
     for model, text in (sizes or {}).items():
         if (value := parse_size(text)) is None:
             raise ConfigError(f"--size {model}={text}: write the count as 1.5B, 494M or 7e9")
         counts[model] = value
+    places = [Path(place) for place in places]
+    missing = [str(place) for place in places if not place.exists()]
+    if missing:
+        raise ConfigError(f"no such folder: {', '.join(missing)}")
     runs = find_runs(places)
     if not runs:
         raise ConfigError(
@@ -287,6 +298,8 @@ def board(places: Iterable[Path], sizes: Mapping[str, str] | None = None) -> Boa
 def write_board(found: Board, path: Path | str) -> Path:
     """The board as a self-contained page at `path`, with its figures beside it as JSON."""
     path = Path(path)
+    if path.suffix == ".json":
+        raise ConfigError(f"{path}: the board is a page (board.html); its JSON goes beside it")
     charts = {
         suite: size_vs_score(suite, [(r.label, r.parameters, r.pass_at_1) for r in rows])
         for suite, rows in found.suites.items()

@@ -64,14 +64,15 @@ class Plan:
 
 
 def plan_sweep(
-    path: Path | str, out: Path | str | None = None, runs_dir: Path | str = "runs"
+    path: Path | str, out: Path | str | None = None, runs_dir: Path | str | None = "runs"
 ) -> Plan:
     """The sweep file's cells, checked, with their state in the sweep's folder `out`
-    and estimates from the runs stored there and under `runs_dir`."""
+    and estimates from the runs stored there and under `runs_dir` (None: none)."""
     loaded = load_sweep(Path(path))
     place = Path(out) if out is not None else default_folder(loaded.path)
     folder = SweepFolder(place)
-    known = rates([folder.cells, Path(runs_dir)], {(c.model, c.suite) for c in loaded.cells})
+    wanted = {(c.model, c.suite) for c in loaded.cells}
+    known = {} if runs_dir is None else rates([folder.cells, Path(runs_dir)], wanted)
     cells = [
         PlannedCell(cell, folder.state(cell), known.get((cell.model, cell.suite)))
         for cell in loaded.cells
@@ -97,7 +98,6 @@ def run_sweep(
     path: Path | str,
     out: Path | str | None = None,
     *,
-    runs_dir: Path | str = "runs",
     ray: str | None = None,
     progress: bool | Console = False,
 ) -> SweepResult:
@@ -107,7 +107,7 @@ def run_sweep(
     True draws bars on standard error, a Console draws them there. A cell that fails
     (a server down, a broken task) is recorded in the result's `failed` and retried
     when the sweep runs again."""
-    before = plan_sweep(path, out, runs_dir)
+    before = plan_sweep(path, out, runs_dir=None)
     folder = SweepFolder(before.folder)
     folder.begin(before.sweep)
     console = (
@@ -122,6 +122,7 @@ def run_sweep(
             run_local(before.to_run, folder, _bars(console) if console else _silent)
     except (Interrupted, KeyboardInterrupt) as exc:
         again = f"codetrial sweep {before.sweep.path}" + (f" --out {before.folder}" if out else "")
+        again += f" --ray {ray}" if ray is not None else ""
         raise Interrupted(f"{exc}\nfinished cells are kept; continue with: {again}") from exc
     now = [dataclasses.replace(c, state=folder.state(c.cell)) for c in before.cells]
     after = Plan(before.sweep, before.folder, now)

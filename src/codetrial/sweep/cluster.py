@@ -28,7 +28,6 @@ import shutil
 import socket
 import tarfile
 import tempfile
-import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -38,19 +37,25 @@ from typing import Any
 from rich.console import Console
 
 from codetrial.config import Limits, RunConfig
-from codetrial.errors import BackendUnavailable, CodetrialError, ConfigError, Interrupted
+from codetrial.errors import (
+    BackendUnavailable,
+    CodetrialError,
+    ConfigError,
+    Interrupted,
+    StoreError,
+)
 from codetrial.extras import require
 from codetrial.gate import get_profile
-from codetrial.pipeline import verdict_of
 from codetrial.progress import Bar, Progress, Silent
-from codetrial.records import AttemptRecord, Candidate, Verdict
+from codetrial.records import AttemptRecord, Verdict
+from codetrial.samples import local_verdicts
 from codetrial.sweep.folder import SweepFolder
 from codetrial.sweep.local import Models, run_cell
 from codetrial.sweep.spec import Cell
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
 
-LOST_NODES = 3  # a cell whose node died this many times is recorded as failed
+NODE_LOSSES = 3  # a cell whose node died this many times is recorded as failed
 _POLL_S = 0.2
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -106,10 +111,15 @@ def unpack(data: bytes, into: Path) -> Path:
             tar.extractall(scratch, filter="data")
         (unpacked,) = scratch.iterdir()
         target = into / unpacked.name
+        old = scratch / ".old"
         if target.exists():
-            old = scratch / ".old"
             target.rename(old)
-        unpacked.rename(target)
+        try:
+            unpacked.rename(target)
+        except BaseException:
+            if old.exists():
+                old.rename(target)
+            raise
         return target
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -122,7 +132,7 @@ class _Relay:
         self._queue, self._cell = queue, cell_id
 
     def start(self, run_dir: Path, total: int) -> None:
-        self._queue.put(("start", self._cell, total))
+        self._queue.put(("start", self._cell))
 
     def advance(self, record: AttemptRecord) -> None:
         slim = record.model_copy(update={"messages": [], "raw_response": "", "code": None,
@@ -149,14 +159,12 @@ class CellActor:
             runs = Path(scratch)
             if started is not None:
                 unpack(started, runs)
-            began = time.monotonic()
             try:
-                run_cell(cell, runs, started is not None, _Relay(self._queue, cell.id),
-                         self._models)  # fmt: skip
+                wall_s = run_cell(cell, runs, started is not None, _Relay(self._queue, cell.id),
+                                  self._models)  # fmt: skip
                 status, error = "finished", ""
             except CodetrialError as exc:
-                status, error = "failed", str(exc)
-            wall_s = time.monotonic() - began
+                status, error, wall_s = "failed", str(exc), 0.0
             run_dir = runs / cell.id
             return status, error, pack(run_dir) if run_dir.exists() else b"", wall_s
 
@@ -173,9 +181,10 @@ def run_cluster(
     here = ray.get_runtime_context().get_node_id()  # the driver's node: it outlives the others
     queue = Queue(actor_options={"num_cpus": 0, "scheduling_strategy": _pinned(ray, here)})
     say = console.print if console else lambda text: None
-    work = _Scheduler(ray, cells, folder, resources, queue, say)
     bar = Bar(console, heading="sweep folder") if console else None
+    work = None
     try:
+        work = _Scheduler(ray, cells, folder, resources, queue, say)
         with bar or contextlib.nullcontext():
             watch: Progress = bar or Silent()
             watch.start(folder.path, sum(c.chains - folder.state(c).done for c in cells))
@@ -183,10 +192,13 @@ def run_cluster(
                 work.step()
                 for event in queue.get_nowait_batch(queue.qsize()):
                     _show(event, watch, console, work)
+            for event in queue.get_nowait_batch(queue.qsize()):
+                _show(event, watch, console, work)
     except KeyboardInterrupt as exc:
         raise Interrupted("interrupted; the cells in flight will run again") from exc
     finally:
-        work.stop()
+        if work is not None:
+            work.stop()
         queue.shutdown()
 
 
@@ -221,7 +233,8 @@ class _Scheduler:
         self._lost: dict[str, int] = {}
         self._actor = ray.remote(CellActor)
         for model in self._todo:
-            self._spawn(model)
+            if not self._spawn(model):
+                raise ConfigError(self._no_room(model))
 
     @staticmethod
     def _asks(resources: dict[str, float], todo: Sequence[Cell]) -> dict[str, float]:
@@ -231,18 +244,21 @@ class _Scheduler:
             asks["memory"] = resources["memory_mb"] * 2**20
         return asks
 
-    def _spawn(self, model: str) -> None:
-        """An actor for `model` on every live node that has room for one at all."""
+    def _no_room(self, model: str) -> str:
+        needs = self._needs[model]
+        return (
+            f"no live Ray node has {needs['num_cpus']:g} CPUs"
+            + (f" and {needs['memory'] / 2**20:.0f} MB" if "memory" in needs else "")
+            + f" for an actor of {model}: lower `workers` or the [ray] table's needs"
+        )
+
+    def _spawn(self, model: str) -> bool:
+        """An actor for `model` on every live node that has room for one at all;
+        whether there is any such node."""
         needs = self._needs[model]
         nodes = [n for n in _alive(self._ray)
                  if n["Resources"].get("CPU", 0) >= needs["num_cpus"]
                  and n["Resources"].get("memory", 0) >= needs.get("memory", 0)]  # fmt: skip
-        if not nodes:
-            raise ConfigError(
-                f"no live Ray node has {needs['num_cpus']:g} CPUs"
-                + (f" and {needs['memory'] / 2**20:.0f} MB" if "memory" in needs else "")
-                + f" for an actor of {model}: lower `workers` or the [ray] table's needs"
-            )
         for node in nodes:
             key = (model, node["NodeID"])
             if key in self._actors:
@@ -252,6 +268,7 @@ class _Scheduler:
             ).remote(self._queue)
             self._actors[key] = actor
             self._starting[actor.node.remote()] = key
+        return bool(nodes)
 
     def placed(self, cell_id: str) -> tuple[Cell, str]:
         return self._placed[cell_id]
@@ -272,9 +289,10 @@ class _Scheduler:
                 cell, key = self._running.pop(ref)
                 self._ended(cell, key, self._fetch(ref, key))
         for model, todo in self._todo.items():
-            if todo and not any(key[0] == model for key in self._actors):
-                self._spawn(model)  # its actors died with their nodes
-        self._hand_out()
+            # Its actors died with their nodes: new ones on the nodes left, if any fit.
+            if todo and not any(key[0] == model for key in self._actors) and not self._spawn(model):
+                while todo:
+                    self._folder.record_failed(todo.popleft(), self._no_room(model))
 
     def _fetch(self, ref: Any, key: tuple[str, str]) -> Any:
         """The result behind `ref`: None, and the actor forgotten, when the actor died
@@ -291,8 +309,8 @@ class _Scheduler:
     def _ended(self, cell: Cell, key: tuple[str, str], result: Any) -> None:
         if result is None:
             self._lost[cell.id] = lost = self._lost.get(cell.id, 0) + 1
-            if lost >= LOST_NODES:
-                self._folder.failed(cell, f"its node died {lost} times while running it")
+            if lost >= NODE_LOSSES:
+                self._folder.record_failed(cell, f"its node died {lost} times while running it")
                 self._say(f"cell {cell.label} was lost with its node {lost} times: failed")
             else:
                 self._todo[cell.model].appendleft(cell)
@@ -302,9 +320,9 @@ class _Scheduler:
         if packed:
             unpack(packed, self._folder.cells)
         if status == "finished":
-            self._folder.finished(cell, wall_s)
+            self._folder.record_finished(cell, wall_s)
         else:
-            self._folder.failed(cell, error)
+            self._folder.record_failed(cell, error)
         self._idle.add(key)
 
     def _hand_out(self) -> None:
@@ -312,7 +330,11 @@ class _Scheduler:
             model = key[0]
             if self._todo[model]:
                 cell = self._todo[model].popleft()
-                started = self._folder.resumable(cell)
+                try:
+                    started = self._folder.resumable(cell)
+                except StoreError as exc:
+                    self._folder.record_failed(cell, str(exc))
+                    continue
                 packed = pack(self._folder.run_dir(cell)) if started else None
                 self._running[self._actors[key].run.remote(cell, packed)] = (cell, key)
                 self._placed[cell.id] = (cell, key[1])
@@ -333,16 +355,8 @@ class ShardActor:
     def __init__(self, limits: Limits, workers: int, unsafe_host_exec: bool) -> None:
         self._pool = JudgePool(workers, limits, unsafe_host_exec)
 
-    def node(self) -> str:
-        import ray
-
-        return str(ray.get_runtime_context().get_node_id())
-
-    def judge(self, shard: list[tuple[Task, str]], profile: str) -> list[Verdict]:
-        gate = get_profile(profile)
-        futures = [self._pool.submit(Candidate(code, code or None), task, gate)
-                   for task, code in shard]  # fmt: skip
-        return [verdict_of(future) for future in futures]
+    def judge(self, shard: list[tuple[dict[str, Any], Task, str]], profile: str) -> list[Verdict]:
+        return list(local_verdicts(shard, self._pool, get_profile(profile)))
 
 
 SHARD = 64  # samples per shard: small enough to balance nodes, large enough to keep pools busy
@@ -364,8 +378,7 @@ def cluster_verdicts(
         .remote(config.limits, config.workers, config.unsafe_host_exec)
         for n in nodes
     }  # fmt: skip
-    shards = [[(task, code) for _, task, code in items[i : i + SHARD]]
-              for i in range(0, len(items), SHARD)]  # fmt: skip
+    shards = [list(items[i : i + SHARD]) for i in range(0, len(items), SHARD)]
     todo, results = deque(range(len(shards))), {}
     running: dict[Any, tuple[int, str]] = {}
     free = [node for node in actors for _ in range(2)]  # two shards in flight per node
@@ -382,6 +395,8 @@ def cluster_verdicts(
                 try:
                     results[index] = ray.get(ref)
                     free.append(node)
+                except ray.exceptions.RayTaskError as exc:
+                    raise CodetrialError(f"judging failed on a Ray node: {exc.cause!r}") from exc
                 except ray.exceptions.RayError:
                     todo.appendleft(index)
                     actors.pop(node, None)

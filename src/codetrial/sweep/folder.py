@@ -89,16 +89,16 @@ class SweepFolder:
             ):
                 done = len(store.task_results())
         error = self._state["failed"].get(cell.id)
-        state = "failed" if error else "partial" if done else "new"
-        return CellState(state, done, error=error)
+        status = "failed" if cell.id in self._state["failed"] else "partial" if done else "new"
+        return CellState(status, done, error=error)
 
-    def finished(self, cell: Cell, wall_s: float) -> None:
+    def record_finished(self, cell: Cell, wall_s: float) -> None:
         self._state["failed"].pop(cell.id, None)
         self._state["finished"][cell.id] = {"wall_s": round(wall_s, 3), "at": now(),
                                             "label": cell.label}  # fmt: skip
         self._save()
 
-    def failed(self, cell: Cell, error: str) -> None:
+    def record_failed(self, cell: Cell, error: str) -> None:
         self._state["failed"][cell.id] = error
         self._save()
 

@@ -57,6 +57,6 @@ def run_local(cells: Sequence[Cell], folder: SweepFolder, watch: Watch) -> None:
             except Interrupted as exc:
                 raise Interrupted(f"{exc}\nthe sweep stopped at cell {cell.id}") from exc
             except CodetrialError as exc:
-                folder.failed(cell, str(exc))
+                folder.record_failed(cell, str(exc))
             else:
-                folder.finished(cell, wall_s)
+                folder.record_finished(cell, wall_s)

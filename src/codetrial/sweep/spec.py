@@ -35,10 +35,11 @@ from codetrial.tasks import RepositoryTask, WorkspaceTask
 
 TABLES = ("grid", "run", "suites", "ray")
 RESOURCES = ("cpus", "memory_mb")
-# Set by the grid (suite, model), said one way only (repair_attempts, not tries), or a
-# secret, which comes from the environment rather than a file others read.
-_NOT_CONDITIONS = {"models", "suite", "api_key", "tries", "return"}
-_ONE_VALUE_EACH = {"task_ids"}  # a list is its one value, so it is no grid axis
+# Set by the grid (suite, model), said one way only (repair_attempts, not tries), a
+# secret, which comes from the environment rather than a file others read, or the
+# sandbox turned off, which only the command line may ask for.
+_NOT_CONDITIONS = {"models", "suite", "api_key", "tries", "unsafe_host_exec", "return"}
+_NO_AXIS = {"task_ids"}  # a list is its one value
 _CHOICES: dict[str, Registry[Any]] = {"gate": PROFILES, "edit_format": EDIT_FORMATS}
 
 
@@ -96,12 +97,12 @@ def load_sweep(path: Path) -> Sweep:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the sweep file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path} is not UTF-8 text: {exc}") from exc
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not TOML: {exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path} is not UTF-8 text: {exc}") from exc
     return Sweep(path, text, expand(document, str(path)), resources(document, str(path)))
 
 
@@ -159,7 +160,9 @@ def _conditions(table: Mapping[str, Any], where: str, axes: bool) -> dict[str, A
         if key not in KEYS or (not axes and key in ("model", "suite")):
             allowed = KEYS if axes else OPTIONS
             raise _unknown(where, key, list(allowed))
-        if axes and key not in _ONE_VALUE_EACH:
+        if axes and key in _NO_AXIS:
+            raise ConfigError(f"{where}.{key}: put it in [run] or [suites.NAME]; it is no axis")
+        if axes:
             values = value if isinstance(value, list) else [value]
             if not values:
                 raise ConfigError(f"{where}.{key}: an empty list leaves the grid no cell")
@@ -193,6 +196,9 @@ def expand(document: Mapping[str, Any], source: str) -> list[Cell]:
     for suite in grid["suite"]:
         own = _conditions(_table(per_suite, suite, f"{source}: suites"), f"suites.{suite}",
                           axes=False)  # fmt: skip
+        for key in set(grid) & set(own):
+            raise ConfigError(f"{source}: {key} is both in [grid] and in [suites.{suite}]")
+        _seeds_apart(grid, {**shared, **own}, source)
         edited = _edits_files(suite, {**shared, **own})
         axes = {key: values for key, values in grid.items() if key != "suite"}
         for combination in itertools.product(*axes.values()):
@@ -213,6 +219,22 @@ def _checked_cell(cell: Cell) -> Cell:
         said = re.sub(r"--([a-z-]+)", lambda m: m[1].replace("-", "_"), str(exc))
         raise ConfigError(f"cell {cell.label}: {said}") from exc
     return dataclasses.replace(cell, chains=len(tasks) * config.samples)
+
+
+def _seeds_apart(grid: Mapping[str, Any], fixed: Mapping[str, Any], source: str) -> None:
+    """Sample i of a run is drawn with seed + i, so runs whose seeds are closer than
+    their number of samples would draw the same samples, and a board would count
+    them twice."""
+    seeds = sorted(grid.get("seed", []))
+    samples = max(grid.get("samples") or [fixed.get("samples", 1)])
+    for low, high in itertools.pairwise(seeds):
+        if high - low < samples:
+            spaced = [seeds[0] + samples * i for i in range(len(seeds))]
+            raise ConfigError(
+                f"{source}: seeds {low} and {high} with samples = {samples} draw the same "
+                f"samples (sample i is drawn with seed + i): space the seeds at least "
+                f"{samples} apart, e.g. seed = {spaced}"
+            )
 
 
 def _edits_files(suite: str, options: Mapping[str, Any]) -> bool:
