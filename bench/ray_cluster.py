@@ -10,9 +10,10 @@ RAY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0", "RAY_USAGE_STATS_ENABLED": 
 
 
 class LocalCluster:
-    """A head node and one worker node, `cpus` CPUs each, on 127.0.0.1."""
+    """A head node and one worker node on 127.0.0.1, `cpus` CPUs each unless
+    `head_cpus` gives the head its own number (0: it only coordinates)."""
 
-    def __init__(self, cpus: int = 1) -> None:
+    def __init__(self, cpus: int = 1, head_cpus: int | None = None) -> None:
         from ray.cluster_utils import Cluster
 
         before = {key: os.environ.get(key) for key in RAY_ENV}
@@ -20,7 +21,8 @@ class LocalCluster:
         try:
             self.cluster = Cluster(
                 initialize_head=True, connect=False,
-                head_node_args={"num_cpus": cpus, "node_ip_address": "127.0.0.1",
+                head_node_args={"num_cpus": cpus if head_cpus is None else head_cpus,
+                                "node_ip_address": "127.0.0.1",
                                 "include_dashboard": False},
             )  # fmt: skip
             self.worker = self.cluster.add_node(num_cpus=cpus, node_ip_address="127.0.0.1")

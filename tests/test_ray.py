@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,7 +22,7 @@ from tests.conftest import CLI_ENV, CODETRIAL, fenced
 from tests.test_sweep import _cli, _outcomes, _sweep_file
 
 ENV = {**CLI_ENV, **RAY_ENV}
-SPIN = "\n_spin = sum(range(8_000_000))\n"  # about a fifth of a second per test run
+SPIN = "\n_spin = sum(range(8_000_000))\n"  # a fifth of a second per import (gate off)
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +47,7 @@ def _slow_script(folder: Path, contracts10: dict[str, Task]) -> str:
 
 
 def _sweep(folder: Path, models: list[str], seeds: list[int]) -> Path:
-    return _sweep_file(folder, models, seeds, run="samples = 2")
+    return _sweep_file(folder, models, seeds, run='samples = 2\ngate = "off"')
 
 
 def _ray_cli(*args: object, timeout: float = 600) -> subprocess.CompletedProcess[str]:
@@ -156,5 +157,10 @@ def test_a_node_killed_mid_sweep_and_ctrl_c_lose_nothing_a_second_run_does_not_r
         resumed = _ray_cli("sweep", sweep, "--out", stopped, "--ray", cluster.address)
         assert resumed.returncode == 0, resumed.stderr
         assert _outcomes(stopped) == _outcomes(tmp_path / "local")
+        # the scratch folders of the actors stopped mid-cell are gone from the node
+        owners = [
+            p.name.split("-")[2] for p in Path(tempfile.gettempdir()).glob("codetrial-cell-*")
+        ]
+        assert [pid for pid in owners if pid.isdigit() and not Path(f"/proc/{pid}").exists()] == []
     finally:
         cluster.shutdown()

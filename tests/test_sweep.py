@@ -192,7 +192,7 @@ def test_a_sweep_killed_mid_cell_resumes_to_the_same_results(
     tmp_path: Path, contracts10: dict[str, Task]
 ) -> None:
     weak = _script(tmp_path, "weak", contracts10, {"two_sum"})
-    sweep = _sweep_file(tmp_path, [weak], [1, 2, 3], "samples = 3\n")
+    sweep = _sweep_file(tmp_path, [weak], [1, 4, 7], "samples = 3\n")
     whole = _cli("sweep", sweep, "--out", tmp_path / "whole")
     assert whole.returncode == 0, whole.stderr
 

@@ -125,6 +125,19 @@ def unpack(data: bytes, into: Path) -> Path:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
+_SCRATCH = "codetrial-cell-"
+
+
+def _alive_pid(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
 class _Relay:
     """A cell's progress, sent to the driver over a Ray queue."""
 
@@ -142,11 +155,16 @@ class _Relay:
 
 
 class CellActor:
-    """Runs cells of one model on one node, the model loaded once."""
+    """Runs cells of one model on one node, the model loaded once, each in a scratch
+    folder of the node that is gone once the cell's run directory has left."""
 
     def __init__(self, queue: Any) -> None:
         self._queue = queue
         self._models = Models()
+        for left in Path(tempfile.gettempdir()).glob(f"{_SCRATCH}*"):
+            owner = left.name.removeprefix(_SCRATCH).partition("-")[0]
+            if owner.isdigit() and not _alive_pid(int(owner)):
+                shutil.rmtree(left, ignore_errors=True)  # an actor stopped mid-cell left it
 
     def node(self) -> str:
         import ray
@@ -155,7 +173,7 @@ class CellActor:
 
     def run(self, cell: Cell, started: bytes | None) -> tuple[str, str, bytes, float]:
         """("finished" or "failed", the error, the run directory packed, wall seconds)."""
-        with tempfile.TemporaryDirectory(prefix="codetrial-cell-") as scratch:
+        with tempfile.TemporaryDirectory(prefix=f"{_SCRATCH}{os.getpid()}-") as scratch:
             runs = Path(scratch)
             if started is not None:
                 unpack(started, runs)
@@ -293,6 +311,7 @@ class _Scheduler:
             if todo and not any(key[0] == model for key in self._actors) and not self._spawn(model):
                 while todo:
                     self._folder.record_failed(todo.popleft(), self._no_room(model))
+        self._hand_out()
 
     def _fetch(self, ref: Any, key: tuple[str, str]) -> Any:
         """The result behind `ref`: None, and the actor forgotten, when the actor died
