@@ -9,6 +9,7 @@ default, marks a database written before stores carried a number.
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -110,9 +111,18 @@ class RunStore:
 
     @classmethod
     def create(cls, run_dir: Path, manifest: Manifest) -> RunStore:
-        run_dir.mkdir(parents=True, exist_ok=False)
-        write_atomic(run_dir / MANIFEST, manifest.model_dump_json(indent=2))
-        return cls(run_dir, manifest, _database(run_dir / DB_NAME, manifest, new=True))
+        """A new run directory, whole or not at all: its manifest and empty database are
+        made in a hidden folder beside it, which then takes its name, so a run killed
+        while it was being made leaves nothing that looks like a run to resume."""
+        if run_dir.exists():
+            raise FileExistsError(f"{run_dir} exists")
+        partial = run_dir.with_name(f".{run_dir.name}.partial")
+        shutil.rmtree(partial, ignore_errors=True)  # one killed while it was being made
+        partial.mkdir(parents=True)
+        write_atomic(partial / MANIFEST, manifest.model_dump_json(indent=2))
+        _database(partial / DB_NAME, manifest, new=True).close()
+        partial.rename(run_dir)
+        return cls(run_dir, manifest, _database(run_dir / DB_NAME, manifest, new=False))
 
     @classmethod
     def open(cls, run_dir: Path) -> RunStore:
