@@ -57,6 +57,12 @@ class Plan:
     sweep: Sweep
     folder: Path
     cells: list[PlannedCell]
+    recorded: SweepFolder = dataclasses.field(repr=False, compare=False)
+
+    @property
+    def remaining(self) -> int:
+        """The samples still to draw, over every cell not finished."""
+        return sum(c.cell.chains - c.state.done for c in self.cells if c.state.status != "finished")
 
     @property
     def to_run(self) -> list[Cell]:
@@ -77,7 +83,7 @@ def plan_sweep(
         PlannedCell(cell, folder.state(cell), known.get((cell.model, cell.suite)))
         for cell in loaded.cells
     ]
-    return Plan(loaded, place, cells)
+    return Plan(loaded, place, cells, folder)
 
 
 @dataclass(frozen=True)
@@ -108,7 +114,7 @@ def run_sweep(
     (a server down, a broken task) is recorded in the result's `failed` and retried
     when the sweep runs again."""
     before = plan_sweep(path, out, runs_dir=None)
-    folder = SweepFolder(before.folder)
+    folder = before.recorded
     folder.begin(before.sweep)
     console = (
         progress if isinstance(progress, Console) else Console(stderr=True) if progress else None
@@ -117,7 +123,8 @@ def run_sweep(
         if ray is not None:
             from codetrial.sweep.cluster import run_cluster
 
-            run_cluster(before.to_run, folder, ray, before.sweep.resources, console)
+            run_cluster(before.to_run, folder, ray, before.sweep.resources, console,
+                        before.remaining)  # fmt: skip
         else:
             run_local(before.to_run, folder, _bars(console) if console else _silent)
     except (Interrupted, KeyboardInterrupt) as exc:
@@ -125,7 +132,7 @@ def run_sweep(
         again += f" --ray {ray}" if ray is not None else ""
         raise Interrupted(f"{exc}\nfinished cells are kept; continue with: {again}") from exc
     now = [dataclasses.replace(c, state=folder.state(c.cell)) for c in before.cells]
-    after = Plan(before.sweep, before.folder, now)
+    after = Plan(before.sweep, before.folder, now, folder)
     finished = folder.finished_dirs(before.sweep.cells)
     found = board(finished) if finished else None
     if found is not None:

@@ -189,10 +189,11 @@ class CellActor:
 
 def run_cluster(
     cells: Sequence[Cell], folder: SweepFolder, address: str, resources: dict[str, float],
-    console: Console | None,
+    console: Console | None, remaining: int,
 ) -> None:  # fmt: skip
     """Every cell as Ray work (see the module's docstring); `resources`: `cpus` and
-    `memory_mb` per actor, as the sweep file's [ray] table declares them."""
+    `memory_mb` per actor, as the sweep file's [ray] table declares them; `remaining`:
+    the samples the cells have still to draw, for the progress bar."""
     ray = connect(address)
     from ray.util.queue import Queue
 
@@ -205,7 +206,7 @@ def run_cluster(
         work = _Scheduler(ray, cells, folder, resources, queue, say)
         with bar or contextlib.nullcontext():
             watch: Progress = bar or Silent()
-            watch.start(folder.path, sum(c.chains - folder.state(c).done for c in cells))
+            watch.start(folder.path, remaining)
             while work.busy():
                 work.step()
                 for event in queue.get_nowait_batch(queue.qsize()):
