@@ -4,6 +4,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 SWE_FIXTURES := tests/fixtures/swe-mini
 SWE_DOWNLOADS := $(VENV)/swe
+DATA_WHEELS := $(VENV)/data-wheels
 
 .PHONY: run test install lint browser patch bwrap clean
 
@@ -47,8 +48,16 @@ $(SWE_DOWNLOADS)/.fetched: $(STAMP) $(SWE_FIXTURES)/requirements.txt $(SWE_FIXTU
 		-r $(SWE_FIXTURES)/wheels.txt
 	touch $@
 
+# The tests of library tasks and questions build their package environments (numpy,
+# pandas, matplotlib) from these wheels, offline.
+$(DATA_WHEELS)/.fetched: $(STAMP) tests/fixtures/data-wheels.txt
+	rm -rf $(DATA_WHEELS)
+	$(BIN)/pip download --quiet --only-binary :all: -d $(DATA_WHEELS) \
+		-r tests/fixtures/data-wheels.txt
+	touch $@
+
 # pytest exits 5 when it collected no tests: that is a failure here, not a pass.
-test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched
+test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched
 	$(BIN)/codetrial models --prepare
 	$(BIN)/python -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \

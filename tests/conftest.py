@@ -24,6 +24,8 @@ FAST_LIMITS = Limits(timeout_s=5, cpu_s=3)
 # from and the wheels of their package environments; the tests never go online.
 SWE_DOWNLOADS = Path(sys.executable).parents[1] / "swe"
 SWE_WHEELS = SWE_DOWNLOADS / "wheels"
+# ... and the wheels of numpy, pandas and matplotlib, for library tasks and questions.
+DATA_WHEELS = Path(sys.executable).parents[1] / "data-wheels"
 CLI_ENV = {**os.environ, "COLUMNS": "200"}
 
 

@@ -184,7 +184,8 @@ EXPECTED = {
     "read_installed_packages": Stopped(Outcome.FAILED, NO_ANSWER),
     "read_secrets": Stopped(
         Outcome.FAILED,
-        "canary:absent env:HOME,LANG,PATH,PWD,PYTHONDONTWRITEBYTECODE,PYTHONHASHSEED "
+        "canary:absent env:HOME,LANG,MKL_NUM_THREADS,MPLBACKEND,OMP_NUM_THREADS,"
+        "OPENBLAS_NUM_THREADS,PATH,PWD,PYTHONDONTWRITEBYTECODE,PYTHONHASHSEED "
         "/etc/shadow:ENOENT /etc/passwd:ENOENT",
     ),
     "read_stdin": Stopped(Outcome.FAILED, NO_ANSWER),

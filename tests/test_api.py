@@ -25,7 +25,7 @@ from tests.conftest import fenced
 PUBLIC = {
     "AttemptRecord", "CodetrialError", "Comparison", "Estimate", "Judge", "ModelSelection",
     "Outcome", "Progress", "Run", "SelectionResult", "Task", "TaskResult", "TestResult",
-    "Verdict", "board", "compare", "configure", "evaluate", "judge", "load_tasks", "open_run",
+    "Verdict", "ask", "board", "compare", "configure", "evaluate", "judge", "load_tasks", "open_run",
     "plan_sweep", "run", "run_sweep", "select", "write_board",
 }  # fmt: skip
 CLI = Path(codetrial.__file__).parent / "cli"

@@ -12,7 +12,7 @@ from playwright.sync_api import Page, sync_playwright
 
 from codetrial.tasks import Task
 from codetrial.tasks.workspace import load_exercism
-from tests.conftest import CLI_ENV, CODETRIAL, POLYGLOT, SWE_WHEELS, fenced
+from tests.conftest import CLI_ENV, CODETRIAL, DATA_WHEELS, POLYGLOT, SWE_WHEELS, fenced
 from tests.test_repository import repository_instance
 
 CHROMIUM = "/usr/bin/chromium"
@@ -231,4 +231,37 @@ def test_a_repository_run_shows_swe_bench_s_counts_and_the_patches(
     gold = page.locator("div.candidate", has_text="acme__calc-1 · gold")
     assert "+    return a + b" in gold.locator("pre.changes").inner_text()
     assert "FAIL_TO_PASS" in gold.locator("table").inner_text()
+    assert errors == []
+
+
+def test_a_question_run_shows_each_round_with_its_chart(page: Page, tmp_path: Path) -> None:
+    chart = (
+        "import pandas as pd\nimport matplotlib.pyplot as plt\n"
+        "s = pd.read_csv('/data/sales.csv')\n"
+        "r = (s.units * s.unit_price).groupby(s.date.str[:7]).sum()\n"
+        "plt.plot(r.index, r.values)\nplt.savefig('chart.png')\nprint(list(r.round(2)))\n"
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({
+        "revenue (units × unit_price) of each month": [fenced("import pandas\nprint(1/0)"),
+                                                        fenced(chart)],
+        "The program failed": [fenced(chart)],
+        "The program ran.": ["ANSWER: done"],
+    }))  # fmt: skip
+    done = subprocess.run(
+        [CODETRIAL, "run", "--suite", "dataqa", "--task", "sales-monthly-revenue-chart",
+         "--model", f"scripted/{script}", "--mode", "fix", "--mode", "once",
+         "--runs-dir", str(tmp_path / "runs"), "--wheels", str(DATA_WHEELS)],
+        capture_output=True, text=True, env=CLI_ENV, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    errors = _open(page, run_dir / "report.html")
+    assert "1/1" in page.locator("#question-modes").inner_text()
+    assert page.locator("#question-pairs").is_visible()
+    page.locator("#questions a", has_text="(fix)").click()
+    chain = page.locator("div.candidate:target")
+    assert "ZeroDivisionError" in chain.inner_text() and "round 2" in chain.inner_text()
+    image = chain.locator("img.chart-image")
+    assert image.is_visible() and image.evaluate("i => i.naturalWidth") > 100
     assert errors == []

@@ -22,6 +22,7 @@ __version__ = "0.1.0"
 
 _HOMES = {
     "run": "codetrial.api",
+    "ask": "codetrial.api",
     "configure": "codetrial.api",
     "run_sweep": "codetrial.sweep",
     "plan_sweep": "codetrial.sweep",
@@ -63,6 +64,7 @@ __all__ = [
     "TaskResult",
     "TestResult",
     "Verdict",
+    "ask",
     "board",
     "compare",
     "configure",

@@ -9,7 +9,9 @@ as the commands store it.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import inspect
+import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,13 +29,15 @@ from codetrial.config import (
 )
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
-from codetrial.gate import Profile, get_profile
+from codetrial.gate import get_profile
 from codetrial.harden.efficiency import measure as measure_efficiency
+from codetrial.interpret import MODES, question_sandbox, run_questions
+from codetrial.interpret.loop import system as interpret_system
 from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
 from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
 from codetrial.progress import Bar, Progress, Silent, quietly, steps
-from codetrial.prompts import TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
+from codetrial.prompts import INTERPRET_TEMPLATES, TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
 from codetrial.records import Candidate, Verdict
 from codetrial.report.compare import Comparison, write_comparison
 from codetrial.report.compare import compare as compare_stores
@@ -44,6 +48,7 @@ from codetrial.selection.sidebyside import ModelSelection, side_by_side, strateg
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.tasks import (
     AnyTask,
+    QuestionTask,
     RepositoryTask,
     Task,
     WorkspaceTask,
@@ -52,6 +57,7 @@ from codetrial.tasks import (
     load_suite,
 )
 from codetrial.tasks.jsonl import JsonLines
+from codetrial.tasks.questions import DATA_PACKAGES, text_file, write_question_suite
 from codetrial.verdict.pool import JudgePool
 
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
@@ -86,19 +92,35 @@ def _watched(progress: bool | Progress) -> Iterator[Progress]:
         yield progress or Silent()
 
 
+def _modes(tasks: list[AnyTask], suite: str, modes: Sequence[str]) -> list[str]:
+    """How questions are answered: `modes`, by default "fix"; none for other tasks."""
+    if not any(isinstance(t, QuestionTask) for t in tasks):
+        if modes:
+            raise ConfigError(f"--mode is for question suites; suite {suite!r} has none")
+        return []
+    unknown = [m for m in _names(modes, "modes") if m not in MODES]
+    if unknown:
+        raise ConfigError(f"unknown mode {', '.join(unknown)}; known: {', '.join(MODES)}")
+    if len(set(modes)) != len(modes):
+        raise ConfigError("a mode is named twice (--mode)")
+    return list(modes) or ["fix"]
+
+
 def _shape_conditions(
     tasks: list[AnyTask], suite: str, edit_format: str | None, gate: str | None,
     timeout: float | None, cpu_time: int | None, tries: int | None,
     repair_attempts: int | None, num_ctx: int | None, max_tokens: int | None,
+    modes: Sequence[str],
 ) -> dict[str, object]:  # fmt: skip
     """The conditions that depend on the suite's shape of task: the edit format, the
-    gate, the defaults of the timeout, the context and the answer's length, and the
-    tries."""
+    gate, the defaults of the timeout, the context and the answer's length, the
+    tries (for questions, the programs a fix may take, 3 by default) and the modes."""
     workspace = any(isinstance(t, WorkspaceTask | RepositoryTask) for t in tasks)
     if edit_format is not None and not workspace:
         raise ConfigError(
             f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
         )
+    modes = _modes(tasks, suite, modes)
     if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
         raise ConfigError(
             f"--tries {tries} means --repair-attempts {tries - 1}, not {repair_attempts}: "
@@ -118,9 +140,10 @@ def _shape_conditions(
         "edit_format": edit_format,
         "gate_profile": gate_for(tasks, gate),
         "repair_attempts": tries - 1 if tries is not None else (
-            1 if repair_attempts is None else repair_attempts
+            (2 if modes else 1) if repair_attempts is None else repair_attempts
         ),
         "limits": limits,
+        "modes": modes,
     }  # fmt: skip
 
 
@@ -177,6 +200,7 @@ def configure(
     api_key: str | None = None,
     efficiency: bool = True,
     unsafe_host_exec: bool = False,
+    modes: Sequence[str] = (),
 ) -> tuple[RunConfig, list[AnyTask]]:
     """The configuration and the tasks of the trial `run` would start with these
     conditions, checked and nothing run; a ConfigError says what is wrong."""
@@ -185,7 +209,7 @@ def configure(
     tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data)[:limit]
     shaped = _shape_conditions(
         tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
-        num_ctx, max_tokens,
+        num_ctx, max_tokens, modes,
     )  # fmt: skip
     config = RunConfig.validated({
         "models": _names(models, "models"), "suite": suite, "data": data,
@@ -247,9 +271,9 @@ def _trial(
     opened: Mapping[str, Backend],
 ) -> Run:  # fmt: skip
     profile = get_profile(config.gate_profile)
-    repositories, built = environments.for_tasks(
-        tasks, config.repos, config.wheels, "codetrial run"
-    )
+    prepared = environments.for_tasks(tasks, config.repos, config.wheels, "codetrial run")
+    questions = [t for t in tasks if isinstance(t, QuestionTask)]
+    judged = [t for t in tasks if not isinstance(t, QuestionTask)]
     shown = localize.views(tasks, config)
     with contextlib.ExitStack() as resources:
         backends = []
@@ -259,22 +283,49 @@ def _trial(
             else:
                 backends.append(create_backend(name, config.endpoints))
                 resources.callback(backends[-1].close)
-        pool = JudgePool(config.workers, config.limits, config.unsafe_host_exec, repositories)
-        resources.callback(pool.close)
+        if questions:
+            environment = environments.build(questions[0].packages, config.wheels)
+            sandbox = resources.enter_context(question_sandbox(
+                questions, environment, config.limits, config.unsafe_host_exec
+            ))  # fmt: skip
+            if profile.rules:
+                profile = profile.allowing(environment.modules)
+            isolation, system = sandbox.isolation, interpret_system(environment.modules)
+            bwrap = sandbox.bwrap.as_dict() if sandbox.bwrap else {}
+            built = {t.id: environment for t in questions}
+        else:
+            pool = JudgePool(
+                config.workers, config.limits, config.unsafe_host_exec, prepared.repositories,
+                prepared.libraries,
+            )  # fmt: skip
+            resources.callback(pool.close)
+            isolation, bwrap, built = pool.isolation, pool.bwrap, prepared.environments
+            system = system_of(config, pool.profile_for(judged[0], profile), judged[0])
         if resume:
             store = RunStore.open(run_dir)
             resources.callback(store.close)
             _check_resumable(store, backends)
             store.mark_resumed()
         else:
-            store = _new_store(config, profile, tasks, run_dir, backends, pool, shown, built)
+            manifest = new_manifest(
+                run_dir.name, config, tasks, {b.name: b.conditions() for b in backends},
+                template_hashes(_templates(config, bool(shown))), system.content, isolation,
+                bwrap,
+            )  # fmt: skip
+            notes = {task_id: view.note for task_id, view in shown.items()}
+            store = RunStore.create(run_dir, environments.recorded(manifest, built, notes))
             resources.callback(store.close)
-        progress.start(store.run_dir, len(tasks) * len(backends) * config.samples)
+        progress.start(store.run_dir, len(tasks) * len(config.labels) * config.samples)
         resume_with = f"codetrial run --resume {store.run_dir}"
         try:
-            run_trial(Trial(config, profile, pool, store, shown), tasks, backends, progress.advance)
-            if config.efficiency:
-                measure_efficiency(store, tasks, pool)
+            if questions:
+                run_questions(questions, backends, config, sandbox, profile,
+                              environment.modules, store, progress.advance)  # fmt: skip
+            else:
+                trial = Trial(config, profile, pool, store, shown)
+                run_trial(trial, judged, backends, progress.advance)
+                if config.efficiency:
+                    measure_efficiency(store, judged, pool)
         except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
             report = Run(store.run_dir).report()
             raise type(exc)(
@@ -290,25 +341,51 @@ def _trial(
     return result
 
 
-def _new_store(
-    config: RunConfig, profile: Profile, tasks: list[AnyTask], run_dir: Path,
-    backends: list[Backend], pool: JudgePool, shown: Mapping[str, localize.Localized],
-    built: Mapping[str, environments.Environment],
-) -> RunStore:  # fmt: skip
-    """A new run directory whose manifest records every condition of the run."""
+def _templates(config: RunConfig, repositories: bool) -> tuple[str, ...]:
+    """The prompt templates a run's prompts are made from."""
+    if config.modes:
+        return INTERPRET_TEMPLATES
     templates: tuple[str, ...] = TEMPLATES
     if config.edit_format is not None:
         templates = (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
-    if shown:
-        templates = (*templates, "repository_issue.md")
-    manifest = new_manifest(
-        run_dir.name, config, tasks,
-        {b.name: b.conditions() for b in backends}, template_hashes(templates),
-        system_of(config, profile, tasks[0]).content,
-        pool.isolation, pool.bwrap,
-    )  # fmt: skip
-    notes = {task_id: view.note for task_id, view in shown.items()}
-    return RunStore.create(run_dir, environments.recorded(manifest, built, notes))
+    return (*templates, "repository_issue.md") if repositories else templates
+
+
+def ask(
+    question: str,
+    files: Sequence[Path | str],
+    model: str = "embedded",
+    *,
+    rounds: int = 3,
+    packages: Sequence[str] = DATA_PACKAGES,
+    runs_dir: Path | str = "runs",
+    name: str | None = None,
+    progress: bool | Progress = False,
+    backends: Mapping[str, Backend] | None = None,
+    **conditions: Any,
+) -> Run:
+    """Ask `question` about `files` (text data: CSV, JSON...) of `model`: it writes a
+    program, the sandbox runs it with the files read-only in /data and `packages`
+    importable, a program that fails goes back with its error (at most `rounds`
+    programs), and the model answers from the output. Stored as a run of a suite of
+    this one question, whose copy of the files is kept under `runs_dir`/.questions;
+    the answer is in the last round's `program.answer`. `conditions` are `run`'s."""
+    if not question.strip():
+        raise ConfigError("the question is empty: ask something about the files")
+    paths = [text_file(Path(f)) for f in files]
+    if len({p.name for p in paths}) != len(paths):
+        raise ConfigError("two --file have the same name; each is seen by its name in /data")
+    if rounds < 1:
+        raise ConfigError("--rounds must be at least 1 (the first program)")
+    digest = hashlib.sha256(json.dumps([question, sorted(packages)]).encode())
+    for path in paths:
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    folder = Path(runs_dir) / ".questions" / digest.hexdigest()[:16]
+    if not folder.is_dir():
+        write_question_suite(folder, question, paths, packages)
+    name = name or new_run_id(Path(runs_dir), "ask")
+    return run(str(folder), [model], runs_dir=runs_dir, name=name, progress=progress,
+               backends=backends, modes=["fix"], tries=rounds, **conditions)  # fmt: skip
 
 
 def evaluate(

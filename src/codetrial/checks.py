@@ -11,13 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codetrial import environments
-from codetrial.config import Limits
+from codetrial.config import QUESTION_DEFAULTS, Limits
 from codetrial.edits import EDIT_FORMATS
+from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
+from codetrial.interpret import check_references as check_question_references
+from codetrial.interpret import question_sandbox
 from codetrial.pipeline import submit, verdict_of
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.tasks import (
     AnyTask,
+    QuestionTask,
     RepositoryTask,
     WorkspaceTask,
     defaults_for,
@@ -68,8 +72,10 @@ def _judging(
         defaults.timeout_s if where.timeout is None else where.timeout,
         scratch_mb=defaults.scratch_mb,
     )
-    repositories, _ = environments.for_tasks(tasks, where.repos, where.wheels, "codetrial check")
-    pool = JudgePool(where.workers, limits, where.unsafe_host_exec, repositories)
+    prepared = environments.for_tasks(tasks, where.repos, where.wheels, "codetrial check")
+    pool = JudgePool(
+        where.workers, limits, where.unsafe_host_exec, prepared.repositories, prepared.libraries
+    )
     try:
         yield tasks, profile, pool
     finally:
@@ -84,6 +90,11 @@ def check_file(
     files in `edit_format`, or for a repository task the patch applied."""
     with _judging(where, [task_id]) as (tasks, profile, pool):
         (task,) = tasks
+        if isinstance(task, QuestionTask):
+            raise ConfigError(
+                f"{task_id} is a question, answered by a program and a reply: check the "
+                "suite's reference programs with --references, or ask it with `codetrial ask`"
+            )
         if isinstance(task, RepositoryTask):
             future = pool.submit_repository(text, task)
         else:
@@ -93,6 +104,10 @@ def check_file(
 
 def check_references(where: Where) -> tuple[str, str, list[Checked]]:
     """(isolation, gate profile, a Checked per task) for every task of the suite."""
+    tasks = load_suite(where.suite, None, where.data)
+    questions = [t for t in tasks if isinstance(t, QuestionTask)]
+    if questions:
+        return _check_questions(questions, where)
     with _judging(where, None) as (tasks, profile, pool):
         pending = [(task.id, *_submitted(task, pool, profile)) for task in tasks]
         checked = [
@@ -100,6 +115,20 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
             for task_id, reference, start in pending
         ]
         return pool.isolation, profile.name, checked
+
+
+def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, str, list[Checked]]:
+    """Each question's reference program, run and its printed answer checked."""
+    environment = environments.build(questions[0].packages, where.wheels)
+    timeout = QUESTION_DEFAULTS.timeout_s if where.timeout is None else where.timeout
+    limits = Limits.validated(timeout)
+    with question_sandbox(questions, environment, limits, where.unsafe_host_exec) as sandbox:
+        checked = [
+            Checked(c.task_id, Verdict(Outcome.PASSED if c.correct else Outcome.FAILED,
+                                       gate=None, detail=c.why), None)
+            for c in check_question_references(questions, sandbox)
+        ]  # fmt: skip
+        return sandbox.isolation, "program", checked
 
 
 def _submitted(
@@ -116,6 +145,6 @@ def _submitted(
         if not task.reference:
             return None, start
         return pool.submit_workspace(dict(task.files) | dict(task.reference), task), start
-    if task.reference is None:
+    if task.reference is None or isinstance(task, QuestionTask):
         return None, None
     return pool.submit(Candidate(task.reference, task.reference), task, profile), None

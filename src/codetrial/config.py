@@ -31,6 +31,7 @@ class ShapeDefaults:
 FUNCTION_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=4096, max_tokens=512)
 WORKSPACE_DEFAULTS = ShapeDefaults(timeout_s=60.0, num_ctx=8192, max_tokens=2048)
 REPOSITORY_DEFAULTS = ShapeDefaults(timeout_s=120.0, num_ctx=8192, max_tokens=2048, scratch_mb=512)
+QUESTION_DEFAULTS = ShapeDefaults(timeout_s=30.0, num_ctx=8192, max_tokens=768)
 
 
 class Limits(BaseModel):
@@ -74,6 +75,11 @@ class Endpoints(BaseModel):
     request_timeout_s: float = 600.0
 
 
+def mode_label(model: str, mode: str) -> str:
+    """What a model's answers to questions in one mode are stored under."""
+    return f"{model} ({mode})"
+
+
 class RunConfig(BaseModel):
     """Every condition of a run; defaults are the fixed conditions of the seed experiment."""
 
@@ -93,6 +99,7 @@ class RunConfig(BaseModel):
     workers: int = Field(1, gt=0)
     gate_profile: str = "builtins-only"
     edit_format: str | None = None  # how workspace tasks are answered; None without any
+    modes: list[str] = []  # how questions are answered (see codetrial.interpret); [] without any
     repos: Path | None = None  # the clones repository tasks are checked out from
     wheels: Path | None = None  # where their package environments are built from
     unsafe_host_exec: bool = False
@@ -116,6 +123,14 @@ class RunConfig(BaseModel):
             return cls.model_validate(fields)
         except ValidationError as exc:
             raise ConfigError(problem(exc)) from exc
+
+    @property
+    def labels(self) -> list[str]:
+        """What attempts are stored under: each model, or for questions each model in
+        each mode (see `mode_label`)."""
+        if not self.modes:
+            return list(self.models)
+        return [mode_label(model, mode) for model in self.models for mode in self.modes]
 
     def options(self, sample: int = 0) -> GenerationOptions:
         """Sample i is drawn with seed + i, so samples differ yet replay exactly."""

@@ -1,12 +1,16 @@
-"""Package environments for repository tests, built on the trusted side.
+"""Package environments for candidates, built on the trusted side.
 
 An environment is a folder that pip fills (`pip install --target`, wheels only, so
-nothing is compiled) with what a repository's tests need besides the repository:
-pytest, and the repository's own dependencies. It is built once per package list and
-interpreter, cached under the codetrial cache, and bound read-only into the sandbox,
-which has no network. `--wheels DIR` builds from a folder of wheels with no index at
-all; without it only `codetrial envs` builds, from the package index, so a run or an
-evaluation never downloads.
+nothing is compiled) with the packages a task declares: what a repository's tests
+need besides the repository (pytest, the repository's own dependencies), or the
+libraries a function task or a question may import (numpy, pandas, matplotlib...).
+It is built once per package list and interpreter, cached under the codetrial cache
+by a hash of both, and bound read-only into the sandbox, which has no network.
+`--wheels DIR` builds from a folder of wheels with no index at all. Without it,
+repository environments are built only by `codetrial envs`, from the package index,
+so a run or an evaluation of a repository never downloads; the libraries a function
+task, a question or `--packages` names are what the user asked for by name, and are
+built from the package index when missing.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import hashlib
 import importlib.metadata
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -25,7 +30,7 @@ from pathlib import Path
 from codetrial.config import cache_dir
 from codetrial.errors import ConfigError, RepositoryError
 from codetrial.store.manifest import Manifest
-from codetrial.tasks import AnyTask
+from codetrial.tasks import AnyTask, Task
 from codetrial.tasks.repository import EnvironmentSpec, RepositoryTask
 from codetrial.verdict.repository import Repositories, check_repositories
 
@@ -41,12 +46,25 @@ class Environment:
     path: Path
     requested: tuple[str, ...]
     installed: dict[str, str]
+    modules: tuple[str, ...] = ()
+
+    @property
+    def preload(self) -> tuple[str, ...]:
+        """The modules a sandbox imports once for its candidates (pyplot, whose first
+        import reads every font, among them)."""
+        charts = ("matplotlib.pyplot",) if "matplotlib" in self.modules else ()
+        return (*self.modules, *charts)
+
+    def as_dict(self) -> dict[str, object]:
+        """The environment as a manifest records it."""
+        return {"requested": list(self.requested), "installed": self.installed,
+                "modules": list(self.modules), "path": str(self.path)}  # fmt: skip
 
 
-def environment_key(spec: EnvironmentSpec) -> str:
+def environment_key(packages: Sequence[str]) -> str:
     """The cache key: the package list and the interpreter that will import them."""
     python = f"{sys.implementation.name}-{sys.version_info[0]}.{sys.version_info[1]}"
-    text = json.dumps([python, sorted(spec.packages)])
+    text = json.dumps([python, sorted(packages)])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -59,22 +77,47 @@ def _installed(path: Path) -> dict[str, str]:
     return dict(sorted((d.metadata["Name"], d.version) for d in found))
 
 
-def cached(spec: EnvironmentSpec) -> Environment | None:
-    """The environment for `spec`, when it is built."""
-    path = environments_dir() / environment_key(spec)
+def _name(requirement: str) -> str:
+    """A requirement's distribution name, normalized as the package index does."""
+    name = re.split(r"[\s\[<>=!~;@]", requirement.strip(), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _modules(path: Path, requested: Sequence[str]) -> tuple[str, ...]:
+    """The top-level modules the requested distributions (not their dependencies)
+    install into `path`: what a candidate may import from the environment."""
+    wanted = {_name(r) for r in requested}
+    found: set[str] = set()
+    for distribution in importlib.metadata.distributions(path=[str(path)]):
+        if _name(distribution.metadata["Name"]) not in wanted:
+            continue
+        for file in distribution.files or ():
+            top = file.parts[0].removesuffix(".py") if len(file.parts) == 1 else file.parts[0]
+            if top.isidentifier() and top != "__pycache__":
+                found.add(top)
+    return tuple(sorted(found))
+
+
+def cached(packages: Sequence[str]) -> Environment | None:
+    """The environment of `packages`, when it is built."""
+    key = environment_key(packages)
+    path = environments_dir() / key
     record = path / _RECORD
     if not record.is_file():
         return None
     data = json.loads(record.read_text(encoding="utf-8"))
-    return Environment(environment_key(spec), path, spec.packages, data["installed"])
+    return Environment(
+        key, path, tuple(sorted(packages)), data["installed"], _modules(path, packages)
+    )
 
 
-def build(spec: EnvironmentSpec, wheels: Path | None) -> Environment:
-    """Build the environment for `spec` (from `wheels` with no index, else from the
-    package index), or return the cached one. A RepositoryError carries pip's words."""
-    if (found := cached(spec)) is not None:
+def build(packages: Sequence[str], wheels: Path | None) -> Environment:
+    """Build the environment of `packages` (from `wheels` with no index, else from
+    the package index), or return the cached one. A RepositoryError carries pip's
+    words."""
+    if (found := cached(packages)) is not None:
         return found
-    target = environments_dir() / environment_key(spec)
+    target = environments_dir() / environment_key(packages)
     target.parent.mkdir(parents=True, exist_ok=True)
     source = ["--no-index", "--find-links", str(wheels)] if wheels is not None else []
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".building-") as scratch:
@@ -82,7 +125,7 @@ def build(spec: EnvironmentSpec, wheels: Path | None) -> Environment:
         command = [
             sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
             "--no-warn-script-location", "--only-binary", ":all:", "--target", str(folder),
-            *source, *spec.packages,
+            *source, *packages,
         ]  # fmt: skip
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
@@ -91,20 +134,20 @@ def build(spec: EnvironmentSpec, wheels: Path | None) -> Environment:
         if done.returncode != 0:
             where = f"the wheels in {wheels}" if wheels else "the package index"
             raise RepositoryError(
-                f"cannot build the environment {' '.join(spec.packages)} from {where}: "
+                f"cannot build the environment {' '.join(packages)} from {where}: "
                 f"{done.stderr.strip()[-1500:]}\nOnly packages with wheels can be used "
-                "(no compiler runs); fix the packages in environments.toml"
+                "(no compiler runs); fix the package list"
             )
         for path in folder.rglob("*"):
             path.chmod(0o755 if path.is_dir() else 0o644)
-        record = {"requested": list(spec.packages), "installed": _installed(folder)}
+        record = {"requested": list(packages), "installed": _installed(folder)}
         (folder / _RECORD).write_text(json.dumps(record, indent=1), encoding="utf-8")
         try:
             os.rename(folder, target)
         except OSError:  # built meanwhile by another process: keep that one
-            if cached(spec) is None:
+            if cached(packages) is None:
                 raise
-    found = cached(spec)
+    found = cached(packages)
     assert found is not None
     return found
 
@@ -116,7 +159,7 @@ def ensure(
     otherwise a RepositoryError says how to build them."""
     found = {}
     for spec in dict.fromkeys(specs):
-        environment = cached(spec)
+        environment = cached(spec.packages)
         if environment is None:
             if wheels is None:
                 raise RepositoryError(
@@ -124,21 +167,43 @@ def ensure(
                     "it from the package index with `codetrial envs` (same --suite and "
                     f"--data), or pass {command} --wheels DIR with a folder of its wheels"
                 )
-            environment = build(spec, wheels)
+            environment = build(spec.packages, wheels)
         found[spec] = environment
     return found
 
 
+def for_libraries(tasks: Sequence[AnyTask], wheels: Path | None) -> dict[str, Environment]:
+    """Each function task's environment, for the tasks that declare packages (task
+    id -> it); a missing one is built, from `wheels` when given, else from the
+    package index."""
+    built: dict[tuple[str, ...], Environment] = {}
+    for task in tasks:
+        if isinstance(task, Task) and task.packages and task.packages not in built:
+            built[task.packages] = build(task.packages, wheels)
+    return {t.id: built[t.packages] for t in tasks if isinstance(t, Task) and t.packages}
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a run's tasks need before they are judged: where its repository tasks
+    come from (None when there are none), every task's environment (task id -> it,
+    for the manifest), and those of the function tasks that import libraries."""
+
+    repositories: Repositories | None
+    environments: dict[str, Environment]
+    libraries: dict[str, Environment]
+
+
 def for_tasks(
     tasks: Sequence[AnyTask], repos: Path | None, wheels: Path | None, command: str
-) -> tuple[Repositories | None, dict[str, Environment]]:
-    """Where the repository tasks among `tasks` come from, and each one's environment
-    (task id -> it), once every clone and commit is found under `repos` and every
-    environment is built; a ConfigError or RepositoryError says what is missing and
-    how to provide it. (None, {}) when there are no repository tasks."""
+) -> Prepared:
+    """What `tasks` need, once every clone and commit of a repository task is found
+    under `repos` and every environment is built; a ConfigError or RepositoryError
+    says what is missing and how to provide it."""
+    libraries = for_libraries(tasks, wheels)
     mine = [t for t in tasks if isinstance(t, RepositoryTask)]
     if not mine:
-        return None, {}
+        return Prepared(None, libraries, libraries)
     if repos is None:
         raise ConfigError(
             f"repository tasks need {command} --repos DIR: a folder with one git clone per "
@@ -147,21 +212,20 @@ def for_tasks(
     check_repositories(repos, mine)
     built = ensure([t.environment for t in mine], wheels, command)
     by_task = {t.id: built[t.environment] for t in mine}
-    return Repositories(repos, {i: e.path for i, e in by_task.items()}), by_task
+    repositories = Repositories(repos, {i: e.path for i, e in by_task.items()})
+    return Prepared(repositories, by_task | libraries, libraries)
 
 
 def recorded(
     manifest: Manifest, environments: Mapping[str, Environment], notes: Mapping[str, str] = {}
 ) -> Manifest:
-    """`manifest` with each repository task's environment and what it holds, and
-    `notes` (task id -> what the model was shown of the repository)."""
+    """`manifest` with the environments and what they hold (for a repository task,
+    which one is its), and `notes` (task id -> what the model was shown of the
+    repository)."""
     repositories = {
         task_id: {**fields, "environment": environments[task_id].key}
         | ({"shown": notes[task_id]} if task_id in notes else {})
         for task_id, fields in manifest.repositories.items()
     }
-    held = {
-        e.key: {"requested": list(e.requested), "installed": e.installed, "path": str(e.path)}
-        for e in environments.values()
-    }
+    held = {e.key: e.as_dict() for e in environments.values()}
     return manifest.model_copy(update={"repositories": repositories, "environments": held})

@@ -40,7 +40,7 @@ from codetrial.records import (
 )
 from codetrial.repair import needs_repair, repair_prompt
 from codetrial.store import RunStore
-from codetrial.tasks import AnyTask, RepositoryTask, Task, WorkspaceTask
+from codetrial.tasks import JudgedTask, RepositoryTask, Task, WorkspaceTask
 from codetrial.verdict.pool import JudgePool
 from codetrial.verdict.workspace import apply_edit
 
@@ -51,7 +51,7 @@ def edit_format_of(config: RunConfig) -> EditFormat:
     return EDIT_FORMATS.get(config.edit_format or "whole")
 
 
-def system_of(config: RunConfig, profile: Profile, task: AnyTask) -> Message:
+def system_of(config: RunConfig, profile: Profile, task: JudgedTask) -> Message:
     """The system message: the gate's policy for a function task, the edit format for
     a workspace or repository task."""
     if isinstance(task, WorkspaceTask | RepositoryTask):
@@ -73,13 +73,16 @@ class Trial:
     def edit_format(self) -> EditFormat:
         return edit_format_of(self.config)
 
-    def shown(self, task: AnyTask) -> Task | WorkspaceTask:
+    def shown(self, task: JudgedTask) -> Task | WorkspaceTask:
         """The task as the model sees it: a repository task through its view."""
         return self.views[task.id].view if isinstance(task, RepositoryTask) else task
 
-    def opening(self, task: AnyTask) -> list[Message]:
+    def system(self, task: JudgedTask) -> Message:
+        return system_of(self.config, self.pool.profile_for(task, self.profile), task)
+
+    def opening(self, task: JudgedTask) -> list[Message]:
         """The messages of a task's first try."""
-        system = system_of(self.config, self.profile, task)
+        system = self.system(task)
         shown = self.shown(task)
         if isinstance(shown, WorkspaceTask):
             return workspace_messages(shown, system)
@@ -91,7 +94,7 @@ class Job:
     """One generation to make: a task's sample, at an attempt, with its prompt; for a
     workspace task, `workspace` is its files as the previous try left them."""
 
-    task: AnyTask
+    task: JudgedTask
     sample: int
     attempt: int
     messages: Sequence[Message]
@@ -136,7 +139,7 @@ def settled(verdict: Verdict) -> Future[Verdict]:
 
 
 def submit(
-    pool: JudgePool, profile: Profile, edit_format: EditFormat, task: AnyTask, text: str,
+    pool: JudgePool, profile: Profile, edit_format: EditFormat, task: JudgedTask, text: str,
     workspace: dict[str, str] | None = None, view: Localized | None = None,
 ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
     """The candidate in a response, and its verdict to come; a workspace task's
@@ -159,7 +162,7 @@ def submit(
     return candidate, pool.submit(candidate, task, profile)
 
 
-def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> deque[Job]:
+def first_jobs(trial: Trial, tasks: Sequence[JudgedTask], backend: Backend) -> deque[Job]:
     """Every (task, sample) chain still to do. Stored attempts are never redone,
     except infrastructure failures, which say nothing about the model."""
     stored: dict[tuple[str, int], AttemptRecord] = {}
@@ -177,14 +180,14 @@ def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> dequ
     return jobs
 
 
-def _repair_job(trial: Trial, task: AnyTask, previous: AttemptRecord) -> Job:
-    system = system_of(trial.config, trial.profile, task)
+def _repair_job(trial: Trial, task: JudgedTask, previous: AttemptRecord) -> Job:
+    system = trial.system(task)
     return Job(task, previous.sample, previous.attempt + 1,
                repair_prompt(trial.shown(task), system, previous), previous.files)  # fmt: skip
 
 
 def run_backend(
-    trial: Trial, tasks: Sequence[AnyTask], backend: Backend, progress: Progress
+    trial: Trial, tasks: Sequence[JudgedTask], backend: Backend, progress: Progress
 ) -> None:
     """Generate on this thread, judge on the pool; a failed attempt with feedback
     queues its repair at the front. A failed request is an infra_error attempt; when
@@ -231,7 +234,7 @@ def run_backend(
 
 
 def run_trial(
-    trial: Trial, tasks: Sequence[AnyTask], backends: Sequence[Backend], progress: Progress
+    trial: Trial, tasks: Sequence[JudgedTask], backends: Sequence[Backend], progress: Progress
 ) -> list[TaskResult]:
     """Every task and sample for every model; BackendUnavailable (and so BackendRefused)
     stops the run, resumably."""

@@ -76,9 +76,7 @@ def judge_predictions(
     """Judge predictions into a new run directory; the directory."""
     tasks = repository_tasks(load_suite(job.suite, None, job.data), "codetrial evaluate")
     predictions = read_predictions(job.predictions, tasks)
-    repositories, by_task = environments.for_tasks(
-        tasks, job.repos, job.wheels, "codetrial evaluate"
-    )
+    prepared = environments.for_tasks(tasks, job.repos, job.wheels, "codetrial evaluate")
     config = RunConfig.validated(
         {
             "models": sorted(predictions),
@@ -93,14 +91,14 @@ def judge_predictions(
             "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY_DEFAULTS.scratch_mb),
         }
     )
-    pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, repositories)
+    pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, prepared.repositories)
     try:
         source = {model: job.predictions.source for model in predictions}
         manifest = new_manifest(
             new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "",
             pool.isolation, pool.bwrap,
         )  # fmt: skip
-        recorded = environments.recorded(manifest, by_task)
+        recorded = environments.recorded(manifest, prepared.environments)
         with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, recorded)) as store:
             items = [(model, task) for model in sorted(predictions) for task in tasks
                      if task.id in predictions[model]]  # fmt: skip

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -28,6 +28,7 @@ class Outcome(StrEnum):
     NO_CODE = "no_code"
     MALFORMED_EDIT = "malformed_edit"
     INFRA_ERROR = "infra_error"
+    ANSWERED = "answered"  # a question with no right answer to score against
 
 
 class TestOutcome(StrEnum):
@@ -164,6 +165,25 @@ class Verdict:
     usage: Usage | None = None  # None when a run was stopped before it could be measured
 
 
+class ProgramRecord(BaseModel):
+    """A question's round, besides its code: what the program left (its output, the
+    names of the files it wrote, its exception, its saved charts' data) and the
+    final reply, when the round ended in one, with its check."""
+
+    model_config = ConfigDict(frozen=True)
+
+    mode: str
+    stdout: str = ""
+    stderr: str = ""
+    raised: dict[str, str] | None = None
+    files: list[str] = []
+    skipped: list[str] = []
+    figures: list[dict[str, Any]] = []
+    reply: str | None = None
+    answer: str | None = None
+    check: str = ""
+
+
 class AttemptRecord(BaseModel):
     """One generation and its verdict, as stored. Attempt 0 is the first try. A
     workspace task's attempt has `files` (see Candidate) and no `code`."""
@@ -196,6 +216,7 @@ class AttemptRecord(BaseModel):
     logprob_sum: float | None = None
     logprob_tokens: int | None = None
     model_memory_kb: int | None = None
+    program: ProgramRecord | None = None
 
     @property
     def passed(self) -> bool:

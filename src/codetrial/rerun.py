@@ -22,7 +22,7 @@ from codetrial.localize import Localized
 from codetrial.pipeline import edit_format_of, submit, verdict_of
 from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
-from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask, gate_for
+from codetrial.tasks import AnyTask, RepositoryTask, Task, WorkspaceTask, gate_for
 from codetrial.verdict.pool import JudgePool
 
 FIRST, REPAIR = "first", "repair"
@@ -131,8 +131,11 @@ def rerun(
             future = pool.submit_repository(record.raw_response, task)
         elif isinstance(task, WorkspaceTask):
             _, future = submit(pool, profile, edit_format, task, record.raw_response, before)
-        else:
+        elif isinstance(task, Task):
             future = pool.submit(Candidate(record.raw_response, record.code), task, profile)
+        else:
+            tally.not_rejudged += 1
+            continue
         pending.append((record, future))
     differences = []
     for record, future in pending:
@@ -176,11 +179,11 @@ def rejudge(
             raise ConfigError(f"invalid limit: {exc}") from exc
         tasks = store.tasks()
         profile = get_profile(gate_for(tasks, gate or config.gate_profile))
-        repositories, _ = environments.for_tasks(
-            tasks, config.repos, config.wheels, "codetrial rerun"
-        )
+        prepared = environments.for_tasks(tasks, config.repos, config.wheels, "codetrial rerun")
         shown = localize.views(tasks, config)
-        pool = JudgePool(workers, limits, unsafe_host_exec, repositories)
+        pool = JudgePool(
+            workers, limits, unsafe_host_exec, prepared.repositories, prepared.libraries
+        )
         try:
             return rerun(store, profile, pool, tasks, shown)
         finally:

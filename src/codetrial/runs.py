@@ -45,7 +45,7 @@ class Run:
 
     @property
     def models(self) -> list[str]:
-        return list(self.manifest.config.models)
+        return self.manifest.config.labels
 
     def figures(self) -> Figures:
         """What the report and the console tables show, computed once per Run."""

@@ -8,6 +8,7 @@ import typer
 from rich.console import Console
 
 from codetrial.cli import (
+    ask,
     board,
     check,
     compare,
@@ -30,6 +31,7 @@ app = typer.Typer(
     help="Put LLM-written code on trial: gate, sandbox, contract tests, repair, report.",
 )
 app.command("run")(run.run)
+app.command("ask")(ask.ask)
 app.command("report")(report.report)
 app.command("rerun")(rerun.rerun_command)
 app.command("tasks")(tasks.tasks)

@@ -7,6 +7,9 @@ from typing import Annotated
 
 import typer
 
+from codetrial.errors import ConfigError
+from codetrial.tasks.questions import requirements as read_requirements
+
 DataFile = Annotated[
     Path | None,
     typer.Option(
@@ -19,12 +22,39 @@ Repos = Annotated[
 ]
 Wheels = Annotated[
     Path | None,
-    typer.Option(help="repository tasks: build missing package environments from these wheels"),
+    typer.Option(help="build missing package environments from these wheels, with no index"),
 ]
+Packages = Annotated[
+    str | None,
+    typer.Option(help="libraries programs may import, comma-separated pip requirements"),
+]
+Requirements = Annotated[
+    Path | None, typer.Option(help="libraries programs may import: a requirements file")
+]
+
+
+def packages_of(packages: str | None, requirements: Path | None) -> tuple[str, ...] | None:
+    """The packages --packages or --requirements name (None when neither is given)."""
+    if packages is not None and requirements is not None:
+        raise ConfigError("give --packages or --requirements, not both")
+    if requirements is not None:
+        if not requirements.is_file():
+            raise ConfigError(f"no requirements file {requirements}")
+        found = read_requirements(requirements.read_text(encoding="utf-8"))
+    elif packages is not None:
+        found = tuple(sorted(p.strip() for p in packages.split(",") if p.strip()))
+    else:
+        return None
+    if not found:
+        raise ConfigError("no package named: list them, e.g. --packages numpy,pandas")
+    return found
+
+
 Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
 Timeout = Annotated[float, typer.Option(help="wall seconds per test run")]
 Gate = Annotated[
-    str | None, typer.Option(help="builtins-only, stdlib or off (default: the suite's)")
+    str | None,
+    typer.Option(help="builtins-only, stdlib, program (questions) or off (default: the suite's)"),
 ]
 RunsDir = Annotated[Path, typer.Option(help="where run directories go")]
 Efficiency = Annotated[

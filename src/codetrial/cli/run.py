@@ -63,6 +63,14 @@ def run(
         ),
     ] = None,
     cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
+    modes: Annotated[
+        list[str],
+        typer.Option(
+            "--mode",
+            help="question suites, repeatable: direct (no code), once (one program) or fix "
+            "(a failed program fixed, --tries programs at most; the default)",
+        ),
+    ] = [],  # noqa: B006
     workers: Workers = 1,
     gate: Gate = None,
     runs_dir: RunsDir = Path("runs"),
@@ -87,6 +95,6 @@ def run(
             edit_format=edit_format, timeout=timeout, cpu_time=cpu_time, workers=workers,
             gate=gate, runs_dir=runs_dir, name=name, base_url=base_url, ollama_url=ollama_url,
             openai_url=openai_url, api_key=api_key, efficiency=efficiency,
-            unsafe_host_exec=unsafe_host_exec, resume=resume, progress=bar,
+            unsafe_host_exec=unsafe_host_exec, modes=modes, resume=resume, progress=bar,
         )  # fmt: skip
     show(result, json)

@@ -14,6 +14,7 @@ from codetrial.harden.audit import audit as run_audit
 from codetrial.records import Visibility
 from codetrial.tasks import (
     AnyTask,
+    QuestionTask,
     RepositoryTask,
     WorkspaceTask,
     function_tasks,
@@ -31,6 +32,11 @@ def _row(task: AnyTask) -> tuple[str, ...]:
     if isinstance(task, WorkspaceTask):
         tests = f"{len(expected_tests(task.test_sources))} tests, unseen"
         return (task.id, "edit " + ", ".join(task.editable), tests,
+                "yes" if task.reference else "no", task.trust)  # fmt: skip
+    if isinstance(task, QuestionTask):
+        answer = f"a {task.answer.kind} answer" if task.answer else "no answer (not scored)"
+        files = ", ".join(p.name for p in task.files)
+        return (task.id, task.question, f"{answer}, about {files}",
                 "yes" if task.reference else "no", task.trust)  # fmt: skip
     visible = len(task.tests_of(Visibility.VISIBLE))
     hidden = len(task.tests_of(Visibility.HIDDEN))

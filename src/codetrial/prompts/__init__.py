@@ -22,6 +22,10 @@ WORKSPACE_TEMPLATES = (
     "workspace_system.md", "workspace_files.md", "workspace_files_reply.md", "workspace_task.md",
     "workspace_repair.md",
 )  # fmt: skip
+INTERPRET_TEMPLATES = (
+    "interpret_system.md", "interpret_task.md", "interpret_fix.md", "interpret_answer.md",
+    "interpret_direct.md",
+)  # fmt: skip
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
 

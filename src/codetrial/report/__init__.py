@@ -11,6 +11,7 @@ from typing import Any
 
 import jinja2
 
+from codetrial.config import mode_label
 from codetrial.records import Outcome, TaskResult
 from codetrial.report.charts import (
     first_vs_repaired,
@@ -19,6 +20,8 @@ from codetrial.report.charts import (
     pass_at_k_bars,
     strategy_bars,
 )
+from codetrial.report.questions import FixGain, ModePair, ModeRow, fix_gains, mode_pairs, mode_rows
+from codetrial.report.questions import images as question_images
 from codetrial.report.summary import (
     EditSummary,
     EfficiencySummary,
@@ -57,6 +60,9 @@ class Figures:
     repositories: list[RepositorySummary]
     efficiency: dict[str, Any]  # efficiency.json as measured ({} when it was not)
     efficiency_rows: list[EfficiencySummary]
+    modes: list[ModeRow]  # questions only, as the next two
+    mode_pairs: list[ModePair]
+    fix_gains: list[FixGain]
 
 
 def figures(store: RunStore) -> Figures:
@@ -66,11 +72,11 @@ def figures(store: RunStore) -> Figures:
     efficiency = read_json(store.run_dir / EFFICIENCY, dict)
     return Figures(
         results,
-        summarize(results, config.models),
-        pass_at_k_rows(results, config.models, list(manifest.task_sha256)),
+        summarize(results, config.labels),
+        pass_at_k_rows(results, config.labels, list(manifest.task_sha256)),
         edit_summaries(
             results,
-            config.models,
+            config.labels,
             edited_tasks(manifest),
             config.edit_format or "",
             config.repair_attempts + 1,
@@ -78,7 +84,13 @@ def figures(store: RunStore) -> Figures:
         repository_summaries(results, config.models, list(manifest.repositories)),
         efficiency,
         efficiency_summaries(efficiency, config.models),
-    )
+        mode_rows(results, config.labels) if config.modes else [],
+        mode_pairs(results, config.labels) if config.modes else [],
+        fix_gains(results, config.models, {
+            (model, mode): mode_label(model, mode) for model in config.models
+            for mode in config.modes
+        }),
+    )  # fmt: skip
 
 
 def edited_tasks(manifest: Manifest) -> set[str]:
@@ -107,7 +119,7 @@ def _diff(before: str | None, after: str | None) -> str:
 
 def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
     manifest = store.manifest
-    models = manifest.config.models
+    models = manifest.config.labels
     results, rows, pass_at_k = figures.results, figures.rows, figures.pass_at_k
     outcomes = [o.value for o in Outcome]
     breakdown = {
@@ -144,6 +156,10 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "slug": slug,
         "diff": _diff,
         "changes": changes,
+        "modes": figures.modes,
+        "mode_pairs": figures.mode_pairs,
+        "fix_gains": figures.fix_gains,
+        "images": (lambda result: question_images(store.run_dir, result)),
     }
 
 
@@ -168,6 +184,13 @@ def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
             "summary": [row.as_dict() for row in figures.efficiency_rows],
         }
         if figures.efficiency
+        else None,
+        "questions": {
+            "modes": [row.as_dict() for row in figures.modes],
+            "pairs": [pair.as_dict() for pair in figures.mode_pairs],
+            "fix_gains": [gain.as_dict() for gain in figures.fix_gains],
+        }
+        if figures.modes
         else None,
         "tasks": [
             {

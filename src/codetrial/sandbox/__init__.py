@@ -2,21 +2,28 @@
 
 from codetrial.sandbox import codec
 from codetrial.sandbox.base import Sandbox, open_sandbox
+from codetrial.sandbox.launch import INPUTS, Mounts
 from codetrial.sandbox.server import (
     CallTimeout,
     CandidateError,
     ChildExit,
+    Left,
     LimitHit,
+    ProgramRun,
     Session,
     Stop,
     TestRun,
 )
 
 __all__ = [
+    "INPUTS",
     "CallTimeout",
     "CandidateError",
     "ChildExit",
+    "Left",
     "LimitHit",
+    "Mounts",
+    "ProgramRun",
     "Sandbox",
     "Session",
     "Stop",

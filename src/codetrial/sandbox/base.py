@@ -10,26 +10,34 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from codetrial.config import Limits
 from codetrial.errors import SandboxError
 from codetrial.sandbox.cgroup import Cgroup
-from codetrial.sandbox.launch import Bwrap, bwrap_launch, find_bwrap, host_launch
-from codetrial.sandbox.server import Session, TestRun, Worker
+from codetrial.sandbox.launch import (
+    INPUTS,
+    NO_MOUNTS,
+    Bwrap,
+    Mounts,
+    bwrap_launch,
+    find_bwrap,
+    host_launch,
+)
+from codetrial.sandbox.server import ProgramRun, Session, TestRun, Worker
 
 
 class Sandbox:
     """A warm worker per sandbox; each candidate gets a freshly forked child."""
 
     def __init__(
-        self, kind: str, limits: Limits, mounts: tuple[Path, ...] = (), bwrap: Bwrap | None = None
+        self, kind: str, limits: Limits, mounts: Mounts = NO_MOUNTS, bwrap: Bwrap | None = None
     ) -> None:
-        """`mounts`: folders bound read-only, at their own paths (package environments);
-        `bwrap`: the binary to run under (default: `find_bwrap()`'s)."""
+        """`mounts`: what the sandbox sees besides Python (see Mounts); `bwrap`: the
+        binary to run under (default: `find_bwrap()`'s)."""
         self.kind = kind
         self._limits = limits
+        self._mounts = mounts
         self.bwrap: Bwrap | None = None
         if kind == "bwrap":
             self.bwrap = bwrap or find_bwrap()
@@ -43,7 +51,9 @@ class Sandbox:
                 lambda fd: bwrap_launch(binary, limits, fd, mounts), limits, use_cgroup=True
             )
         else:
-            self._worker = Worker(lambda fd: host_launch(limits, fd), limits, use_cgroup=True)
+            self._worker = Worker(
+                lambda fd: host_launch(limits, fd, mounts), limits, use_cgroup=True
+            )
 
     def start(self) -> None:
         """Start the worker now, so a machine that cannot sandbox is found out early."""
@@ -92,12 +102,28 @@ class Sandbox:
         finally:
             run.end()
 
+    def inputs(self) -> dict[str, str]:
+        """Each input file's name -> where a program sees it."""
+        if self.kind == "host":
+            return {path.name: str(path) for path in self._mounts.inputs}
+        return {path.name: f"{INPUTS}/{path.name}" for path in self._mounts.inputs}
+
+    @contextlib.contextmanager
+    def program(self, code: str, limits: Limits | None = None) -> Iterator[ProgramRun]:
+        """Run `code` as a program in an empty output folder; the ProgramRun holds
+        what it left once it has ended."""
+        run = ProgramRun(self._worker, code, limits or self._limits)
+        try:
+            yield run
+        finally:
+            run.end()
+
     def close(self) -> None:
         self._worker.kill()
 
 
 def open_sandbox(
-    limits: Limits, unsafe_host_exec: bool = False, mounts: tuple[Path, ...] = ()
+    limits: Limits, unsafe_host_exec: bool = False, mounts: Mounts = NO_MOUNTS
 ) -> Sandbox:
     """The bubblewrap sandbox; the host one only when the user asked for it by name."""
     if unsafe_host_exec:

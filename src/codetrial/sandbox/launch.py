@@ -30,6 +30,7 @@ from codetrial.sandbox.seccomp import filter_program
 
 SCRATCH = "/scratch"
 LIB = "/sandbox/lib"
+INPUTS = "/data"
 _RUNTIME_FILES = ("worker.py", "codec.py", "testrun.py", "pytestrun.py")
 _EMPTY = "empty"
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
@@ -122,8 +123,37 @@ _ISOLATION = [
 # makes every candidate hash strings alike, so a verdict that turns on the order of a
 # set of strings is the same in every run, on every node.
 _PYTHON = ("-s", "-P", "-S")
+# Libraries a task may import start one thread, not one per core (candidates run
+# in parallel, and a thread pool per process would outnumber the cores and the
+# process limit), and matplotlib draws without a display.
 _PYTHON_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONHASHSEED": "0"}  # fmt: skip
+               "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
+               "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Mounts:
+    """What a sandbox sees besides the machine's Python. `folders`: bound read-only
+    at their own paths (a repository's package environment, which its test runner
+    puts on the path); `packages`: package environments, bound the same way and on
+    every child's import path, with their `preload` modules imported once by the
+    worker; `inputs`: files bound read-only, by name, in INPUTS."""
+
+    folders: tuple[Path, ...] = ()
+    packages: tuple[Path, ...] = ()
+    preload: tuple[str, ...] = ()
+    inputs: tuple[Path, ...] = ()
+
+    def binds(self) -> list[str]:
+        folders = dict.fromkeys([*self.folders, *self.packages])
+        return [
+            *(arg for path in folders for arg in ("--ro-bind", str(path), str(path))),
+            *(arg for path in self.inputs
+              for arg in ("--ro-bind", str(path), f"{INPUTS}/{path.name}")),
+        ]  # fmt: skip
+
+
+NO_MOUNTS = Mounts()
 
 
 @dataclass(frozen=True)
@@ -208,13 +238,14 @@ class Launch:
     monitor: bool
 
 
-def _worker_flags(folder: str, sandboxed: bool, limits: Limits) -> list[str]:
+def _worker_flags(folder: str, sandboxed: bool, limits: Limits, mounts: Mounts) -> list[str]:
     """`folder`: where the worker sees the runtime folder."""
     flags = ["--sandboxed"] if sandboxed else []
     name = _filter_name(not limits.allow_processes, not limits.allow_sockets)
     if (runtime_dir() / name).is_file():
         flags += ["--seccomp", f"{folder}/{name}"]
-    return flags
+    flags += [arg for path in mounts.packages for arg in ("--path", str(path))]
+    return flags + [arg for module in mounts.preload for arg in ("--preload", module)]
 
 
 def _mounts(view: View) -> list[str]:
@@ -225,10 +256,7 @@ def _mounts(view: View) -> list[str]:
     ]
 
 
-def bwrap_launch(
-    bwrap: Path, limits: Limits, control_fd: int, mounts: tuple[Path, ...] = ()
-) -> Launch:
-    """`mounts`: folders bound read-only at their own paths."""
+def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int, mounts: Mounts) -> Launch:
     scratch_bytes = str(limits.scratch_mb * 1024 * 1024)
     argv = [
         str(bwrap), *_ISOLATION,
@@ -244,22 +272,23 @@ def bwrap_launch(
         "--size", scratch_bytes, "--perms", "0700", "--tmpfs", SCRATCH,
         "--size", scratch_bytes, "--perms", "1777", "--tmpfs", "/tmp",
         "--size", "1048576", "--perms", "1777", "--tmpfs", "/dev/shm",
-        *(arg for path in mounts for arg in ("--ro-bind", str(path), str(path))),
+        *mounts.binds(),
         "--remount-ro", "/",
         "--chdir", SCRATCH,
         str(interpreter()), *_PYTHON, f"{LIB}/worker.py", str(control_fd), SCRATCH,
-        *_worker_flags(LIB, True, limits),
+        *_worker_flags(LIB, True, limits, mounts),
     ]  # fmt: skip
     return Launch(argv=argv, env={}, scratch=None, monitor=True)
 
 
-def host_launch(limits: Limits, control_fd: int) -> Launch:
-    """No namespaces: only for a user who passed --unsafe-host-exec."""
+def host_launch(limits: Limits, control_fd: int, mounts: Mounts) -> Launch:
+    """No namespaces: only for a user who passed --unsafe-host-exec. Nothing is
+    bound: the worker sees the whole machine, input files only where they are."""
     scratch = Path(tempfile.mkdtemp(prefix="codetrial-scratch-"))
     argv = [
         str(interpreter()), *_PYTHON, str(runtime_dir() / "worker.py"), str(control_fd),
         str(scratch),
-        *_worker_flags(str(runtime_dir()), False, limits),
+        *_worker_flags(str(runtime_dir()), False, limits, mounts),
     ]  # fmt: skip
     env = {**_PYTHON_ENV, "HOME": str(scratch)}
     return Launch(argv=argv, env=env, scratch=scratch, monitor=False)

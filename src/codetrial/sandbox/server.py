@@ -14,6 +14,7 @@ import array
 import base64
 import builtins
 import contextlib
+import dataclasses
 import json
 import os
 import select
@@ -305,6 +306,7 @@ class _Child:
         self.stop: Stop | None = None
         self.stop_detail = ""
         self.exit: ChildExit | None = None
+        self.report: dict[str, Any] = {}
         self.finished = False
         worker.ensure()
         self.deadline = time.monotonic() + limits.timeout_s
@@ -358,7 +360,8 @@ class _Child:
     def _child_gone(self, deadline: float) -> None:
         """The child closed its pipe: ask the server how it ended."""
         try:
-            self.exit = ChildExit.of(self._worker.exited(deadline + EXIT_TIMEOUT_S))
+            self.report = self._worker.exited(deadline + EXIT_TIMEOUT_S)
+            self.exit = ChildExit.of(self.report)
         except (_Expired, _Broken) as exc:
             self._halt(Stop.CRASH, f"the worker did not report the exit ({exc})")
             return
@@ -488,3 +491,56 @@ class TestRun(_Child):
             if "end" in record:
                 self.finished = True
             yield record
+
+
+@dataclass(frozen=True)
+class Left:
+    """What a program left behind: the start of its standard output, the end of its
+    standard error, the files it wrote in its output folder (within the caps;
+    `skipped` names the others), the exception it raised ({"type", "message",
+    "trace"}) and the data of the charts it saved ([{"file", "axes"}])."""
+
+    stdout: str = ""
+    stderr: str = ""
+    files: dict[str, bytes] = dataclasses.field(default_factory=dict)
+    skipped: tuple[str, ...] = ()
+    raised: dict[str, str] | None = None
+    figures: tuple[dict[str, Any], ...] = ()
+
+    @classmethod
+    def of(cls, report: Any) -> Left:
+        """Read from the server's report; anything malformed is left out."""
+        if not isinstance(report, dict):
+            return cls()
+        files, raised, figures = (report.get(key) for key in ("files", "raised", "figures"))
+        files = files if isinstance(files, dict) else {}
+        figures = figures if isinstance(figures, list) else []
+        return cls(
+            stdout=str(report.get("stdout", "")),
+            stderr=str(report.get("stderr", "")),
+            files={str(k): base64.b64decode(v) for k, v in files.items() if isinstance(v, str)},
+            skipped=tuple(str(name) for name in report.get("skipped") or ()),
+            raised={str(k): str(v) for k, v in raised.items()}
+            if isinstance(raised, dict)
+            else None,
+            figures=tuple(f for f in figures if isinstance(f, dict)),
+        )
+
+
+class ProgramRun(_Child):
+    """A program, run as __main__ in an empty output folder (see worker.py). The run
+    is over when the constructor returns: `exit` and `stop` say how it ended (an
+    exit of any code is the program's own), `left` what it left behind (nothing when
+    a limit or a crash took the whole worker)."""
+
+    def __init__(self, worker: Worker, code: str, limits: Limits) -> None:
+        super().__init__(worker, {"program": {"code": code}}, limits)
+        self.finished = True
+        while self._receive(self.deadline) is not None:
+            pass  # the program may write on its channel; nothing it says is read
+        if self.stop is None and self.exit is not None and self.exit.signal is not None:
+            if self.exit.signal == signal.SIGXFSZ:
+                self.stop, self.stop_detail = Stop.OUTPUT_LIMIT, "a file over the size limit"
+            else:
+                self.stop, self.stop_detail = Stop.CRASH, f"killed by signal {self.exit.signal}"
+        self.left = Left.of(self.report.get("program"))

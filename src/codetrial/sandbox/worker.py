@@ -28,6 +28,13 @@ files (text, and base64 blobs) into its workspace folder and runs the tests ther
 (see testrun.py; with "pytest", a repository's tests, see pytestrun.py), sending
 records instead of taking calls.
 
+A spawn may carry a program instead: {"op": "spawn", "program": {"code"}, "limits"}.
+The child runs it as __main__ in an empty output folder, its standard output and
+error going to files, and exits with the program's exit (1 when it raised); it
+sends nothing. Once it is gone, the server (not the child) reads what it left — the
+output, the files in the output folder, the exception and the data of the charts it
+saved — and sends it with the exit, as {"exited": {..., "program": {...}}}.
+
 A child that takes calls never learns anything of the task's tests: it sees
 arguments and returns values, and only code as untrusted as the candidate runs
 beside it. Nothing a child prints, writes or exits with is read as evidence of a
@@ -44,11 +51,13 @@ import builtins
 import contextlib
 import json
 import linecache
+import math
 import os
 import resource
 import shutil
 import signal
 import socket
+import stat
 import sys
 import time
 import traceback
@@ -62,6 +71,12 @@ LINE_CAP = 16 * 1024 * 1024
 READ_SIZE = 65536
 OUTPUT_FILE = "output.txt"
 WORKSPACE = "workspace"
+PROGRAM = "program.py"
+OUT = "out"
+STDOUT, STDERR, RAISED, FIGURES = "stdout.txt", "stderr.txt", "raised.json", "figures.json"
+TEXT_CAP = 65536
+FILES_CAP = 16 * 1024 * 1024
+FILES_MAX = 50
 _MB = 1024 * 1024
 
 
@@ -216,10 +231,13 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
     os.dup2(pipes[0], PROTOCOL_IN)
     os.dup2(pipes[1], PROTOCOL_OUT)
     null = os.open(os.devnull, os.O_RDONLY)
-    output = os.open(OUTPUT_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    program = "program" in message
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+    output = os.open(STDOUT if program else OUTPUT_FILE, flags, 0o600)
+    errors = os.open(STDERR, flags, 0o600) if program else output
     os.dup2(null, 0)
     os.dup2(output, 1)
-    os.dup2(output, 2)
+    os.dup2(errors, 2)
     os.closerange(3, PROTOCOL_IN)
     os.closerange(PROTOCOL_OUT + 1, 1024)
     _limit(message["limits"])
@@ -227,6 +245,8 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
         rules.install()
     if "workspace" in message:
         _test_workspace(message["workspace"])
+    if program:
+        _run_program(message["program"]["code"])
     namespace: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
     code = message["code"]
     linecache.cache["candidate.py"] = (len(code), None, code.splitlines(True), "candidate.py")
@@ -276,6 +296,136 @@ def _test_workspace(spec: dict[str, Any]) -> None:
             handle.write(data)
     os.chdir(workspace)
     runner.run(spec, PROTOCOL_OUT, workspace)
+
+
+def _run_program(code: str) -> None:
+    """Run a program as __main__ in the output folder and exit with its exit; never
+    returns. The data of every chart it saves with matplotlib is kept (see
+    `_figure_data`), keyed by the file it went to."""
+    saved: list[dict[str, Any]] = []
+    _record_saved_charts(saved)
+    os.makedirs(OUT)
+    os.chdir(OUT)
+    sys.argv = [PROGRAM]
+    linecache.cache[PROGRAM] = (len(code), None, code.splitlines(True), PROGRAM)
+    namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
+    status = 0
+    try:
+        exec(compile(code, PROGRAM, "exec"), namespace)
+    except SystemExit as exc:
+        status = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+    except BaseException as exc:
+        status = 1
+        described = _describe(exc)
+        sys.stderr.write(f"Traceback (most recent call last):\n{described['trace']}")
+        _dump(os.path.join("..", RAISED), described)
+    with contextlib.suppress(BaseException):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        _dump(os.path.join("..", FIGURES), saved)
+    os._exit(status & 0xFF)
+
+
+def _dump(path: str, data: Any) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        json.dump(data, handle)
+
+
+def _record_saved_charts(saved: list[dict[str, Any]]) -> None:
+    """When matplotlib is loaded, keep the data of each figure as it is saved."""
+    figure = sys.modules.get("matplotlib.figure")
+    if figure is None:
+        return
+    original = figure.Figure.savefig
+
+    def savefig(self: Any, fname: Any, *args: Any, **kwargs: Any) -> Any:
+        with contextlib.suppress(Exception):
+            if isinstance(fname, str | os.PathLike):
+                saved.append({"file": os.path.normpath(os.fspath(fname)),
+                              "axes": _figure_data(self)})  # fmt: skip
+        return original(self, fname, *args, **kwargs)
+
+    figure.Figure.savefig = savefig
+
+
+def _numbers(values: Any) -> list[float | None]:
+    found: list[float | None] = []
+    for value in list(values)[:10000]:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        found.append(number if math.isfinite(number) else None)
+    return found
+
+
+def _figure_data(figure: Any) -> list[dict[str, Any]]:
+    """Each axes' title and series: a line's y values, a bar chart's heights (widths
+    for horizontal bars), in plotting order."""
+    axes = []
+    for ax in figure.get_axes():
+        series = [{"kind": "line", "label": str(line.get_label()), "y": _numbers(line.get_ydata())}
+                  for line in ax.get_lines()]  # fmt: skip
+        for container in ax.containers:
+            bars = list(getattr(container, "patches", ()))
+            horizontal = getattr(container, "orientation", "vertical") == "horizontal"
+            sizes = [b.get_width() if horizontal else b.get_height() for b in bars]
+            series.append({"kind": "bar", "label": str(container.get_label()),
+                           "y": _numbers(sizes)})  # fmt: skip
+        axes.append({"title": str(ax.get_title()), "series": series})
+    return axes
+
+
+def _read_back(scratch: str) -> dict[str, Any]:
+    """What a program's child left in `scratch`: its output (the start of standard
+    output, the end of standard error), the files in its output folder (regular
+    files only, within the caps), its exception and its saved charts. Read by the
+    server after the child is gone."""
+    found: dict[str, Any] = {"files": {}, "skipped": []}
+    for name, keep_end in ((STDOUT, False), (STDERR, True)):
+        text = _read_text(os.path.join(scratch, name), keep_end)
+        found[name.split(".")[0]] = text
+    for name in (RAISED, FIGURES):
+        with (
+            contextlib.suppress(OSError, ValueError),
+            open(os.path.join(scratch, name), "rb") as handle,
+        ):
+            found[name.split(".")[0]] = json.loads(handle.read(TEXT_CAP * 16))
+    total = 0
+    out = os.path.join(scratch, OUT)
+    for folder, _, names in os.walk(out):
+        for name in sorted(names):
+            path = os.path.join(folder, name)
+            relative = os.path.relpath(path, out)
+            try:
+                descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                found["skipped"].append(relative)
+                continue
+            with os.fdopen(descriptor, "rb") as handle:
+                status = os.fstat(descriptor)
+                full = len(found["files"]) >= FILES_MAX or total + status.st_size > FILES_CAP
+                if not stat.S_ISREG(status.st_mode) or full:
+                    found["skipped"].append(relative)
+                    continue
+                total += status.st_size
+                found["files"][relative] = base64.b64encode(handle.read(status.st_size)).decode()
+    return found
+
+
+def _read_text(path: str, keep_end: bool) -> str:
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if keep_end and size > TEXT_CAP:
+                handle.seek(size - TEXT_CAP)
+            data = handle.read(TEXT_CAP)
+    except OSError:
+        return ""
+    text = data.decode("utf-8", "replace")
+    if size > TEXT_CAP:
+        return f"[...]\n{text}" if keep_end else f"{text}\n[... {size - TEXT_CAP} more bytes]"
+    return text
 
 
 def _reset(folders: tuple[str, ...]) -> None:
@@ -333,11 +483,21 @@ class _Control:
         self.sock.sendall(json.dumps(message).encode() + b"\n")
 
 
-def serve(control_fd: int, scratch: str, sandboxed: bool, seccomp: str | None) -> None:
+def serve(
+    control_fd: int, scratch: str, sandboxed: bool, seccomp: str | None,
+    paths: list[str], preload: list[str],
+) -> None:  # fmt: skip
     """`sandboxed`: this server has its own PID namespace and private /tmp and /dev/shm,
     so it may kill every other process it sees and empty those folders. `seccomp`: the
-    file holding the filter's BPF program, when there is one."""
+    file holding the filter's BPF program, when there is one. `paths`: package
+    environments every child may import from; `preload`: modules of theirs imported
+    here once, so that each child starts with them loaded (a module that fails to
+    import is left for a child to fail on)."""
     os.chdir(scratch)
+    sys.path[1:1] = paths
+    for module in preload:
+        with contextlib.suppress(Exception):
+            __import__(module)
     writable = (scratch, "/tmp", "/dev/shm") if sandboxed else (scratch,)
     rules = None
     if seccomp is not None:
@@ -368,17 +528,20 @@ def serve(control_fd: int, scratch: str, sandboxed: bool, seccomp: str | None) -
             os.close(fd)
         _, status, usage = os.wait4(child, 0)
         _kill_leftovers(child, sandboxed)
-        control.send(
-            {
-                "exited": {
-                    "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
-                    "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
-                    "cpu_s": usage.ru_utime + usage.ru_stime,
-                    "peak_kb": usage.ru_maxrss,
-                }
-            }
-        )
+        exited: dict[str, Any] = {
+            "code": os.WEXITSTATUS(status) if os.WIFEXITED(status) else None,
+            "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) else None,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_kb": usage.ru_maxrss,
+        }
+        if "program" in request:
+            exited["program"] = _read_back(scratch)
+        control.send({"exited": exited})
         _reset(writable)
+
+
+def _values(options: list[str], flag: str) -> list[str]:
+    return [options[i + 1] for i, option in enumerate(options[:-1]) if option == flag]
 
 
 if __name__ == "__main__":
@@ -387,5 +550,7 @@ if __name__ == "__main__":
         int(sys.argv[1]),
         sys.argv[2],
         sandboxed="--sandboxed" in options,
-        seccomp=options[options.index("--seccomp") + 1] if "--seccomp" in options else None,
+        seccomp=next(iter(_values(options, "--seccomp")), None),
+        paths=_values(options, "--path"),
+        preload=_values(options, "--preload"),
     )

@@ -4,7 +4,9 @@ A workspace attempt keeps its files as `files_<label>/<path>` and their changes
 against the task's starting files as `changes_<label>.diff` (a response whose edit
 could not be applied changed nothing: its files are those the try before left). A
 repository attempt keeps its patch as `patch_<label>.diff`, and the task's test patch
-(never shown to the model) once as `test_patch.diff`.
+(never shown to the model) once as `test_patch.diff`. A question's round keeps its
+program as `candidate_<label>.py`, what it printed as `output_<label>.txt`, the
+files it wrote as `outputs_<label>/<name>` and the final reply as `reply_<label>.txt`.
 
 Files are written atomically (temporary file, then rename), so a crash leaves either
 the old file or the new one.
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from codetrial.records import AttemptRecord, Visibility
-from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask
+from codetrial.tasks import AnyTask, QuestionTask, RepositoryTask, WorkspaceTask
 
 
 def slug(name: str) -> str:
@@ -81,6 +83,9 @@ def write_attempt(run_dir: Path, task: AnyTask, record: AttemptRecord) -> None:
         write_atomic(folder / f"patch_{label}.diff", record.code or "")
     elif record.code is not None:
         write_atomic(folder / f"candidate_{label}.py", record.code)
+    if isinstance(task, QuestionTask):
+        _write_round(folder, label, record)
+        return
     output = record.visible_output + (
         "\n\n# hidden tests\n" + record.hidden_output if record.hidden_output else ""
     )
@@ -96,6 +101,34 @@ def write_attempt(run_dir: Path, task: AnyTask, record: AttemptRecord) -> None:
         hidden = task.tests_of(Visibility.HIDDEN)
         if hidden:
             write_atomic(folder / "test_hidden.py", "\n\n".join(t.source for t in hidden))
+
+
+def _write_round(folder: Path, label: str, record: AttemptRecord) -> None:
+    program = record.program
+    if program is None:
+        return
+    if record.code is not None:
+        write_atomic(folder / f"output_{label}.txt", f"{program.stdout}\n{program.stderr}".strip())
+    if program.reply is not None:
+        write_atomic(folder / f"reply_{label}.txt", program.reply)
+
+
+def outputs_dir(run_dir: Path, model: str, task_id: str, attempt: int, sample: int = 0) -> Path:
+    """Where the files a question's program wrote are kept."""
+    return task_dir(run_dir, model, task_id) / f"outputs_{attempt_label(attempt, sample)}"
+
+
+def write_outputs(folder: Path, files: Mapping[str, bytes]) -> None:
+    """The files a program wrote (names relative to its output folder), each
+    written atomically; a name that would leave `folder` is not written."""
+    for name, data in files.items():
+        path = (folder / name).resolve()
+        if not path.is_relative_to(folder.resolve()):
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f".{path.name}.partial")
+        partial.write_bytes(data)
+        os.replace(partial, path)
 
 
 def _write_workspace(folder: Path, label: str, task: WorkspaceTask, record: AttemptRecord) -> None:

@@ -2,7 +2,8 @@
 
 A function task's folder holds `spec.md` (with one ```python block giving the
 signature), `test_*.py` (visible tests), optionally `hidden/test_*.py`,
-`reference.py` and `heavy_input.txt` (see `Task.heavy_input`). A workspace task's
+`reference.py`, `heavy_input.txt` (see `Task.heavy_input`) and `packages.txt`
+(the libraries it may import, one pip requirement a line, see `Task.packages`). A workspace task's
 folder is an Exercism exercise (see `codetrial.tasks.workspace`). A suite is a
 folder of task folders of one kind.
 """
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from codetrial.config import (
     FUNCTION_DEFAULTS,
+    QUESTION_DEFAULTS,
     REPOSITORY_DEFAULTS,
     WORKSPACE_DEFAULTS,
     ShapeDefaults,
@@ -36,11 +38,18 @@ from codetrial.tasks.benchmarks import (
 )
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import first_record, read_jsonl
-from codetrial.tasks.model import HEAVY_INPUT, Signature, Task, TestFile
+from codetrial.tasks.model import HEAVY_INPUT, PACKAGES, Signature, Task, TestFile
+from codetrial.tasks.questions import (
+    QuestionTask,
+    is_question_suite,
+    load_questions,
+    requirements,
+)
 from codetrial.tasks.repository import RepositoryTask, is_swe_record, load_swe
 from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
 
-AnyTask = Task | WorkspaceTask | RepositoryTask
+JudgedTask = Task | WorkspaceTask | RepositoryTask  # what a candidate's tests judge
+AnyTask = JudgedTask | QuestionTask
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _TITLE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
@@ -112,6 +121,7 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
         raise TaskFormatError(f"{folder}: a visible and a hidden test share the name {clash}")
     reference = folder / "reference.py"
     heavy = folder / HEAVY_INPUT
+    packages = folder / PACKAGES
     return Task(
         id=folder.name,
         suite=suite,
@@ -121,10 +131,20 @@ def load_folder(folder: Path, suite: str = "user") -> Task:
         tests=tuple(tests),
         reference=read_task_file(reference) if reference.is_file() else None,
         heavy_input=read_task_file(heavy).strip() if heavy.is_file() else "",
+        packages=_requirements(packages) if packages.is_file() else (),
     )
 
 
+def _requirements(path: Path) -> tuple[str, ...]:
+    found = requirements(read_task_file(path))
+    if not found:
+        raise TaskFormatError(f"{path}: field 'packages': no requirement in it; remove the file")
+    return found
+
+
 def _load_folder_suite(root: Path) -> list[AnyTask]:
+    if is_question_suite(root):
+        return list(load_questions(root, root.name))
     if exercise_folders(root):
         return list(load_exercism(root, root.name))
     tasks: list[AnyTask] = [
@@ -139,7 +159,8 @@ def _load_folder_suite(root: Path) -> list[AnyTask]:
 
 def _load_jsonl_suite(path: Path) -> list[Task]:
     """One task a line: {"id", "spec", "tests": {name: source}, "hidden": {...},
-    "reference"}, the same parts as a task folder."""
+    "reference", "heavy_input", "packages"}, the same parts as a task folder
+    ("packages" as the text of a packages.txt)."""
     tasks = []
     for where, record in read_jsonl(path):
         with tempfile.TemporaryDirectory() as scratch:
@@ -171,7 +192,8 @@ def _write_task_folder(folder: Path, record: dict[str, object]) -> None:
             if not str(name).startswith("test_") or "/" in str(name):
                 raise ValueError(f"field {key!r}: {name!r} is not a test_*.py name")
             (target / str(name)).write_text(str(source), encoding="utf-8")
-    for key, name in (("reference", "reference.py"), ("heavy_input", HEAVY_INPUT)):
+    for key, name in (("reference", "reference.py"), ("heavy_input", HEAVY_INPUT),
+                      ("packages", PACKAGES)):  # fmt: skip
         if isinstance(record.get(key), str):
             (folder / name).write_text(str(record[key]), encoding="utf-8")
 
@@ -258,6 +280,11 @@ def function_tasks(tasks: Sequence[AnyTask], command: str) -> list[Task]:
             f"{command} takes function tasks; suite {tasks[0].suite!r} holds repository "
             "tasks: try them with `codetrial run` or `codetrial evaluate PREDICTIONS`"
         )
+    if any(isinstance(t, QuestionTask) for t in tasks):
+        raise ConfigError(
+            f"{command} takes function tasks; suite {tasks[0].suite!r} holds questions, "
+            "answered by programs: try them with `codetrial run` or `codetrial ask`"
+        )
     return [t for t in tasks if isinstance(t, Task)]
 
 
@@ -275,6 +302,14 @@ def gate_for(tasks: Sequence[AnyTask], gate: str | None) -> str:
     """The gate profile to judge `tasks` with: `gate`, else the tasks' own. Workspace
     and repository tasks take only "off": their files are modules with classes and
     state, which the function profiles forbid; the sandbox is their boundary."""
+    if any(isinstance(t, QuestionTask) for t in tasks):
+        if gate not in (None, "program", "off"):
+            raise ConfigError(
+                f"suite {tasks[0].suite!r} holds questions, answered by whole programs that "
+                "the function gate profiles forbid: judge them with --gate program (the "
+                "default) or --gate off"
+            )
+        return gate or "program"
     if any(not isinstance(t, Task) for t in tasks) and gate not in (None, "off"):
         raise ConfigError(
             f"suite {tasks[0].suite!r} holds workspace or repository tasks, whose files are "
@@ -286,6 +321,8 @@ def gate_for(tasks: Sequence[AnyTask], gate: str | None) -> str:
 
 def defaults_for(tasks: Sequence[AnyTask]) -> ShapeDefaults:
     """The timeout, context and answer length a suite of these tasks defaults to."""
+    if any(isinstance(t, QuestionTask) for t in tasks):
+        return QUESTION_DEFAULTS
     if any(isinstance(t, RepositoryTask) for t in tasks):
         return REPOSITORY_DEFAULTS
     workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
@@ -295,6 +332,8 @@ def defaults_for(tasks: Sequence[AnyTask]) -> ShapeDefaults:
 def task_digest(task: AnyTask) -> str:
     """Changes whenever what the model is shown (the spec and signature, or the
     instructions and files) or any test of the task changes."""
+    if isinstance(task, QuestionTask):
+        return task.digest
     if isinstance(task, RepositoryTask):
         fields = [
             task.repo, task.base_commit, task.problem_statement, task.hints, task.test_patch,
@@ -306,6 +345,8 @@ def task_digest(task: AnyTask) -> str:
         digest = hashlib.sha256(shown.encode())
     else:
         digest = hashlib.sha256(task.spec.encode())
+        if task.packages:
+            digest.update(json.dumps(task.packages).encode())
     for test in task.tests:
         digest.update(f"\0{test.visibility}:{test.name}\0{test.source}".encode())
     return digest.hexdigest()

@@ -9,6 +9,7 @@ from typing import ClassVar
 from codetrial.records import Visibility
 
 HEAVY_INPUT = "heavy_input.txt"
+PACKAGES = "packages.txt"
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,10 @@ class Task:
     gate profile the task was written for. `heavy_input` is a Python literal of an
     argument tuple that exercises the function's performance (see `codetrial
     harden`), on which efficiency is measured against the reference (an input that
-    is not one is reported there, not refused here: a task's verdicts do not rest on it)."""
+    is not one is reported there, not refused here: a task's verdicts do not rest on it).
+    `packages` are the requirements of the libraries the candidate may import (see
+    `codetrial.environments`); the candidate still returns plain data, which the
+    tests check on the trusted side."""
 
     id: str
     suite: str
@@ -85,6 +89,7 @@ class Task:
     prompt: str = ""
     policy: str = "builtins-only"
     heavy_input: str = ""
+    packages: tuple[str, ...] = ()
     trust: ClassVar[str] = "trusted-side"
 
     @property

@@ -14,11 +14,12 @@ import copy
 import json
 import queue
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from codetrial.config import Limits
+from codetrial.environments import Environment
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile
 from codetrial.records import Candidate, Verdict
@@ -27,13 +28,14 @@ from codetrial.sandbox import (
     CandidateError,
     ChildExit,
     LimitHit,
+    Mounts,
     Sandbox,
     Session,
     Stop,
     codec,
     open_sandbox,
 )
-from codetrial.tasks import RepositoryTask, Task, WorkspaceTask, task_digest
+from codetrial.tasks import AnyTask, RepositoryTask, Task, WorkspaceTask, task_digest
 from codetrial.verdict import judge
 from codetrial.verdict.repository import Repositories, judge_repository
 from codetrial.verdict.workspace import judge_workspace
@@ -63,13 +65,19 @@ def _output(session: Session, function: str, args: list[Any], cpu_s: float) -> s
 class JudgePool:
     def __init__(
         self, workers: int, limits: Limits, unsafe_host_exec: bool = False,
-        repositories: Repositories | None = None,
+        repositories: Repositories | None = None, libraries: Mapping[str, Environment] = {},
     ) -> None:  # fmt: skip
-        """`repositories`: where a run's repository tasks come from; their package
-        environments are bound read-only into every sandbox."""
+        """`repositories`: where a run's repository tasks come from; `libraries`: the
+        environment of each function task that imports libraries (task id -> it).
+        Their package environments are bound read-only into every sandbox."""
         self.limits = limits
         self._repositories = repositories
-        mounts = repositories.mounts if repositories else ()
+        self._libraries = libraries
+        mounts = Mounts(
+            folders=repositories.mounts if repositories else (),
+            packages=tuple(sorted({e.path for e in libraries.values()})),
+            preload=tuple(sorted({m for e in libraries.values() for m in e.preload})),
+        )
         self._free: queue.Queue[Sandbox] = queue.Queue()
         self._sandboxes = []
         try:
@@ -108,9 +116,15 @@ class JudgePool:
         finally:
             self._free.put(sandbox)
 
+    def profile_for(self, task: AnyTask, profile: Profile) -> Profile:
+        """The gate profile `task` is judged with: `profile`, with imports of its
+        libraries allowed when it has some."""
+        environment = self._libraries.get(task.id)
+        return profile.allowing(environment.modules) if environment else profile
+
     def _judge(self, candidate: Candidate, task: Task, profile: Profile) -> Verdict:
         with self._borrowed() as sandbox:
-            return judge(candidate, task, profile, sandbox, self.limits)
+            return judge(candidate, task, self.profile_for(task, profile), sandbox, self.limits)
 
     def _judge_workspace(self, files: dict[str, str], task: WorkspaceTask) -> Verdict:
         with self._borrowed() as sandbox:
