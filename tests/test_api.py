@@ -25,8 +25,8 @@ from tests.conftest import fenced
 PUBLIC = {
     "AttemptRecord", "CodetrialError", "Comparison", "Estimate", "Judge", "ModelSelection",
     "Outcome", "Progress", "Run", "SelectionResult", "Task", "TaskResult", "TestResult",
-    "Verdict", "ask", "board", "compare", "configure", "evaluate", "judge", "load_tasks", "open_run",
-    "plan_sweep", "run", "run_sweep", "select", "write_board",
+    "Verdict", "ask", "board", "compare", "configure", "evaluate", "judge", "load_tasks",
+    "open_run", "plan_sweep", "run", "run_sweep", "select", "write_board",
 }  # fmt: skip
 CLI = Path(codetrial.__file__).parent / "cli"
 WRONG = "def {name}(*args, **kwargs):\n    return None\n"

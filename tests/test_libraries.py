@@ -5,21 +5,23 @@ downloads, offline, and bound read-only into a real bubblewrap sandbox."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from codetrial import environments
+from codetrial import api, environments
 from codetrial.config import Limits
+from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Outcome
 from codetrial.sandbox import Mounts, Sandbox, Stop, open_sandbox
 from codetrial.tasks import load_suite
 from codetrial.tasks.questions import DATA_PACKAGES
 from codetrial.verdict.pool import JudgePool
-from tests.conftest import CLI_ENV, CODETRIAL, DATA_WHEELS, FIXTURES
+from tests.conftest import CLI_ENV, CODETRIAL, DATA_WHEELS, FIXTURES, POLYGLOT
 
 LIBRARY = FIXTURES / "library"
 
@@ -152,3 +154,26 @@ def test_a_program_cannot_pass_off_other_things_as_its_files(libraries: Sandbox)
     assert ran.left.files == {"made.txt": b"mine"}
     assert sorted(ran.left.skipped) == ["link.csv", "pipe"]
     assert ran.left.stdout == ""
+
+
+def test_run_packages_lets_any_function_suite_import_libraries(tmp_path: Path) -> None:
+    code = (
+        "import numpy as np\n\ndef moving_average(values, window):\n"
+        "    if window <= 0 or window > len(values):\n        raise ValueError('window')\n"
+        "    sums = np.convolve(values, np.ones(window), 'valid') / window\n"
+        "    return [float(x) for x in sums]\n"
+    )
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"def moving_average(": [f"```python\n{code}```"]}))
+    common = dict(runs_dir=tmp_path / "runs", task_ids=["moving_average"], wheels=DATA_WHEELS,
+                  efficiency=False)  # fmt: skip
+    plain = api.run("contracts10", [f"scripted/{script}"], **common)  # type: ignore[arg-type]
+    assert plain.results()[0].first.gate_rule == "G001"  # numpy is not the suite's
+    result = api.run("contracts10", [f"scripted/{script}"], packages=["numpy==2.4.6"],
+                     **common)  # type: ignore[arg-type]  # fmt: skip
+    assert result.results()[0].first.outcome is Outcome.PASSED
+    (environment,) = result.manifest.environments.values()
+    assert environment["requested"] == ["numpy==2.4.6"] and "numpy" in environment["modules"]
+    assert api.run(resume=result.path).results()[0].first.outcome is Outcome.PASSED
+    with pytest.raises(ConfigError, match="--packages is for function tasks and questions"):
+        api.configure("polyglot-python", data=POLYGLOT, packages=["numpy==2.4.6"])

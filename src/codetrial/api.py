@@ -201,12 +201,14 @@ def configure(
     efficiency: bool = True,
     unsafe_host_exec: bool = False,
     modes: Sequence[str] = (),
+    packages: Sequence[str] = (),
 ) -> tuple[RunConfig, list[AnyTask]]:
     """The configuration and the tasks of the trial `run` would start with these
     conditions, checked and nothing run; a ConfigError says what is wrong."""
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
-    tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data)[:limit]
+    packages = _names(packages, "packages")
+    tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
     shaped = _shape_conditions(
         tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
         num_ctx, max_tokens, modes,
@@ -217,7 +219,8 @@ def configure(
         "samples": samples, "temperature": temperature, "seed": seed, "think": think,
         "workers": workers, "unsafe_host_exec": unsafe_host_exec,
         "endpoints": server_endpoints(base_url, ollama_url, openai_url, api_key),
-        "efficiency": efficiency, "repos": repos, "wheels": wheels, **shaped,
+        "efficiency": efficiency, "repos": repos, "wheels": wheels,
+        "packages": sorted(packages), **shaped,
     })  # fmt: skip
     return config, tasks
 

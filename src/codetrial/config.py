@@ -100,6 +100,7 @@ class RunConfig(BaseModel):
     gate_profile: str = "builtins-only"
     edit_format: str | None = None  # how workspace tasks are answered; None without any
     modes: list[str] = []  # how questions are answered (see codetrial.interpret); [] without any
+    packages: list[str] = []  # the libraries every task may import, instead of its own
     repos: Path | None = None  # the clones repository tasks are checked out from
     wheels: Path | None = None  # where their package environments are built from
     unsafe_host_exec: bool = False

@@ -13,11 +13,14 @@ from codetrial.cli.options import (
     Efficiency,
     Gate,
     Json,
+    Packages,
     Repos,
+    Requirements,
     RunsDir,
     UnsafeHostExec,
     Wheels,
     Workers,
+    packages_of,
 )
 from codetrial.cli.report import show
 from codetrial.cli.views import Bar, out
@@ -31,6 +34,8 @@ def run(
     data: DataFile = None,
     repos: Repos = None,
     wheels: Wheels = None,
+    packages: Packages = None,
+    requirements: Requirements = None,
     task: Annotated[list[str], typer.Option(help="only these task ids")] = [],  # noqa: B006
     limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
     samples: Annotated[int, typer.Option(help="candidates per task")] = 1,
@@ -96,5 +101,6 @@ def run(
             gate=gate, runs_dir=runs_dir, name=name, base_url=base_url, ollama_url=ollama_url,
             openai_url=openai_url, api_key=api_key, efficiency=efficiency,
             unsafe_host_exec=unsafe_host_exec, modes=modes, resume=resume, progress=bar,
+            packages=packages_of(packages, requirements) or (),
         )  # fmt: skip
     show(result, json)

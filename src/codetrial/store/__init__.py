@@ -146,7 +146,9 @@ class RunStore:
         """The run's tasks, loaded again; a ConfigError when the spec or the tests of
         any changed since the run, whose results hold only for what it was judged by."""
         config = self.manifest.config
-        tasks = load_suite(config.suite, list(self.manifest.task_sha256), config.data)
+        tasks = load_suite(
+            config.suite, list(self.manifest.task_sha256), config.data, config.packages
+        )
         changed = [t.id for t in tasks if task_digest(t) != self.manifest.task_sha256.get(t.id)]
         if changed:
             raise ConfigError(

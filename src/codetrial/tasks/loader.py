@@ -11,6 +11,7 @@ folder of task folders of one kind.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
 import json
@@ -250,11 +251,16 @@ def _load_source(name: str, data: Path | None) -> list[AnyTask]:
 
 
 def load_suite(
-    name: str, task_ids: list[str] | None = None, data: Path | None = None
-) -> list[AnyTask]:
+    name: str, task_ids: list[str] | None = None, data: Path | None = None,
+    packages: Sequence[str] = (),
+) -> list[AnyTask]:  # fmt: skip
     """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+/polyglot-python with
-    --data) or path."""
+    --data) or path; with `packages`, its function tasks and questions import those
+    libraries instead of their own."""
     tasks = _load_source(name, data)
+    if packages:
+        chosen = tuple(sorted(packages))
+        tasks = [_with_packages(t, chosen, name) for t in tasks]
     if task_ids:
         by_id = {t.id: t for t in tasks}
         unknown = [t for t in task_ids if t not in by_id]
@@ -265,6 +271,15 @@ def load_suite(
             )
         tasks = [by_id[t] for t in task_ids]
     return tasks
+
+
+def _with_packages(task: AnyTask, packages: tuple[str, ...], suite: str) -> AnyTask:
+    if isinstance(task, WorkspaceTask | RepositoryTask):
+        raise ConfigError(
+            f"--packages is for function tasks and questions; suite {suite!r} holds "
+            "workspace or repository tasks, whose environments their files declare"
+        )
+    return dataclasses.replace(task, packages=packages)
 
 
 def function_tasks(tasks: Sequence[AnyTask], command: str) -> list[Task]:
