@@ -4,6 +4,7 @@ scripted backend in a real sandbox, the dataqa suite's references, and `codetria
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from codetrial import api
 from codetrial.errors import ConfigError
 from codetrial.interpret.answers import check, final_answer
 from codetrial.records import Outcome
-from codetrial.store.artifacts import outputs_dir
+from codetrial.store.artifacts import outputs_dir, task_dir
 from codetrial.tasks import QuestionTask, load_suite
 from codetrial.tasks.questions import Answer
 from tests.conftest import CLI_ENV, CODETRIAL, DATA_WHEELS, fenced
@@ -174,3 +175,78 @@ def test_bad_input_is_told(
                           text=True, env=CLI_ENV, timeout=60, cwd=tmp_path)  # fmt: skip
     assert done.returncode == ConfigError.exit_code and message in " ".join(done.stderr.split())
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("answer", "reply"),
+    [
+        (Answer("number", 8), "ANSWER: 8 or 9"),
+        (Answer("number", 8), "ANSWER: store S8"),
+        (Answer("number", 7), "ANSWER: between 7 and 12"),
+        (Answer("number", 123), "ANSWER: 1, 2, 3"),
+        (Answer("list", ["a", "b"], ordered=False), "ANSWER: a, b, b"),
+    ],
+)
+def test_a_reply_that_hedges_is_not_right(answer: Answer, reply: str) -> None:
+    assert not check(answer, reply, (), ()).correct
+
+
+def test_unordered_numbers_match_by_value() -> None:
+    answer = Answer("list", [2, 10], 0.01, ordered=False)
+    assert check(answer, "ANSWER: 9.999, 2.0", (), ()).correct
+
+
+def test_what_a_program_forges_cannot_break_the_trusted_side(tmp_path: Path) -> None:
+    forging = (
+        "import json, os\nopen(b'x\\xff.png', 'wb').write(b'x')\n"
+        "os.makedirs('sub', exist_ok=True)\nopen('sub/kept.txt', 'w').write('k')\n"
+        "bad = {'axes': [1, {'series': [{'y': ['a', 1e999]}]}]}\n"
+        "json.dump(bad, open('../figures.json', 'w'))\n"
+        "json.dump([[[[]]]], open('../raised.json', 'w'))\nos._exit(0)\n"
+    )
+    model = script(tmp_path, {SALES_QUESTION: [fenced(forging)], "The program ran.": ["ANSWER: 8"]})
+    result = api.run("dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
+                     task_ids=["sales-orders-10-plus-units"])  # fmt: skip
+    (chain,) = result.results()
+    assert chain.final.outcome is Outcome.PASSED and chain.final.program is not None
+    assert chain.final.program.files == ["sub/kept.txt"]
+    assert chain.final.program.figures == [] and chain.final.program.raised is None
+    assert chain.final.program.skipped == ["x?.png"]  # its name is not UTF-8
+
+
+def test_a_chart_saved_by_its_absolute_path_counts(tmp_path: Path) -> None:
+    absolute = CHART.replace(
+        "plt.savefig('chart.png')", "plt.savefig(os.path.abspath('chart.png'))"
+    )
+    model = script(tmp_path, {CHART_QUESTION: [fenced("import os\n" + absolute)],
+                              "The program ran.": ["ANSWER: done"]})  # fmt: skip
+    result = api.run("dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
+                     task_ids=["sales-monthly-revenue-chart"])  # fmt: skip
+    assert result.results()[0].final.outcome is Outcome.PASSED
+
+
+def test_a_chain_cut_short_is_asked_again_whole(tmp_path: Path) -> None:
+    broken = "print(1/0)\n"
+    right = "import pandas as pd\nprint((pd.read_csv('/data/sales.csv').units >= 10).sum())\n"
+    model = script(tmp_path, {SALES_QUESTION: [fenced(broken)],
+                              "The program failed": [fenced(right)],
+                              "The program ran.": ["ANSWER: 8"]})  # fmt: skip
+    result = api.run("dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
+                     task_ids=["sales-orders-10-plus-units"])  # fmt: skip
+    (chain,) = result.results()
+    assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.ERROR, Outcome.PASSED]
+    with sqlite3.connect(result.path / "trial.sqlite") as db:  # as if stopped after round 1
+        db.execute("DELETE FROM attempts WHERE attempt = 1")
+    (tmp_path / "script.json").write_text(json.dumps({
+        SALES_QUESTION: [fenced(right)], "The program failed": [fenced(broken)],
+        "The program ran.": ["ANSWER: 8"],
+    }))  # fmt: skip
+    (chain,) = api.run(resume=result.path).results()
+    assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.PASSED]
+    kept = {p.name for p in task_dir(result.path, chain.model, chain.task_id).iterdir()}
+    assert "candidate_repaired.py" not in kept and "candidate_first.py" in kept
+
+
+def test_questions_are_asked_once_per_mode() -> None:
+    with pytest.raises(ConfigError, match="--samples is for"):
+        api.configure("dataqa", samples=3)

@@ -177,3 +177,11 @@ def test_run_packages_lets_any_function_suite_import_libraries(tmp_path: Path) -
     assert api.run(resume=result.path).results()[0].first.outcome is Outcome.PASSED
     with pytest.raises(ConfigError, match="--packages is for function tasks and questions"):
         api.configure("polyglot-python", data=POLYGLOT, packages=["numpy==2.4.6"])
+
+
+def test_environments_of_one_run_agree_on_versions(tmp_path: Path) -> None:
+    older = environments.Environment("a", tmp_path, ("numpy==2.3.0",), {"numpy": "2.3.0"})
+    newer = environments.Environment("b", tmp_path, ("pandas==3.1.1",), {"numpy": "2.4.6"})
+    with pytest.raises(ConfigError, match=r"numpy 2\.3\.0 .* and numpy 2\.4\.6"):
+        environments.one_version_each([older, newer])
+    environments.one_version_each([newer, newer])

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import inspect
 import json
+import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,12 +93,17 @@ def _watched(progress: bool | Progress) -> Iterator[Progress]:
         yield progress or Silent()
 
 
-def _modes(tasks: list[AnyTask], suite: str, modes: Sequence[str]) -> list[str]:
+def _modes(tasks: list[AnyTask], suite: str, modes: Sequence[str], samples: int) -> list[str]:
     """How questions are answered: `modes`, by default "fix"; none for other tasks."""
     if not any(isinstance(t, QuestionTask) for t in tasks):
         if modes:
             raise ConfigError(f"--mode is for question suites; suite {suite!r} has none")
         return []
+    if samples != 1:
+        raise ConfigError(
+            f"suite {suite!r} holds questions, asked once in each --mode: --samples is for "
+            "function, workspace and repository tasks"
+        )
     unknown = [m for m in _names(modes, "modes") if m not in MODES]
     if unknown:
         raise ConfigError(f"unknown mode {', '.join(unknown)}; known: {', '.join(MODES)}")
@@ -110,7 +116,7 @@ def _shape_conditions(
     tasks: list[AnyTask], suite: str, edit_format: str | None, gate: str | None,
     timeout: float | None, cpu_time: int | None, tries: int | None,
     repair_attempts: int | None, num_ctx: int | None, max_tokens: int | None,
-    modes: Sequence[str],
+    modes: Sequence[str], samples: int,
 ) -> dict[str, object]:  # fmt: skip
     """The conditions that depend on the suite's shape of task: the edit format, the
     gate, the defaults of the timeout, the context and the answer's length, the
@@ -120,7 +126,7 @@ def _shape_conditions(
         raise ConfigError(
             f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
         )
-    modes = _modes(tasks, suite, modes)
+    modes = _modes(tasks, suite, modes, samples)
     if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
         raise ConfigError(
             f"--tries {tries} means --repair-attempts {tries - 1}, not {repair_attempts}: "
@@ -211,7 +217,7 @@ def configure(
     tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
     shaped = _shape_conditions(
         tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
-        num_ctx, max_tokens, modes,
+        num_ctx, max_tokens, modes, samples,
     )  # fmt: skip
     config = RunConfig.validated({
         "models": _names(models, "models"), "suite": suite, "data": data,
@@ -385,7 +391,10 @@ def ask(
         digest.update(path.name.encode() + b"\0" + path.read_bytes())
     folder = Path(runs_dir) / ".questions" / digest.hexdigest()[:16]
     if not folder.is_dir():
-        write_question_suite(folder, question, paths, packages)
+        partial = folder.with_name(f".{folder.name}.partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        write_question_suite(partial, question, paths, packages)
+        partial.rename(folder)
     name = name or new_run_id(Path(runs_dir), "ask")
     return run(str(folder), [model], runs_dir=runs_dir, name=name, progress=progress,
                backends=backends, modes=["fix"], tries=rounds, **conditions)  # fmt: skip

@@ -180,7 +180,24 @@ def for_libraries(tasks: Sequence[AnyTask], wheels: Path | None) -> dict[str, En
     for task in tasks:
         if isinstance(task, Task) and task.packages and task.packages not in built:
             built[task.packages] = build(task.packages, wheels)
+    one_version_each(list(built.values()))
     return {t.id: built[t.packages] for t in tasks if isinstance(t, Task) and t.packages}
+
+
+def one_version_each(environments: Sequence[Environment]) -> None:
+    """A run's environments share one import path, so no two may hold a package at
+    different versions; a ConfigError names the first that does."""
+    seen: dict[str, tuple[str, Environment]] = {}
+    for environment in environments:
+        for name, version in environment.installed.items():
+            other = seen.setdefault(name, (version, environment))
+            if other[0] != version:
+                raise ConfigError(
+                    f"the tasks' package environments hold {name} {other[0]} "
+                    f"({' '.join(other[1].requested)}) and {name} {version} "
+                    f"({' '.join(environment.requested)}), and a run imports from all of them: "
+                    "pin the same versions, or run those tasks apart"
+                )
 
 
 @dataclass(frozen=True)

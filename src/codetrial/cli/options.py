@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated
 
@@ -42,7 +43,9 @@ def packages_of(packages: str | None, requirements: Path | None) -> tuple[str, .
             raise ConfigError(f"no requirements file {requirements}")
         found = read_requirements(requirements.read_text(encoding="utf-8"))
     elif packages is not None:
-        found = tuple(sorted(p.strip() for p in packages.split(",") if p.strip()))
+        # a comma starts a new requirement only before a name: numpy>=1,<2 is one
+        parts = re.split(r",(?=\s*[A-Za-z])", packages)
+        found = tuple(sorted(p.strip() for p in parts if p.strip()))
     else:
         return None
     if not found:

@@ -20,7 +20,7 @@ from codetrial.environments import Environment
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile
 from codetrial.interpret.answers import check
-from codetrial.interpret.loop import MODES, Asking, ask
+from codetrial.interpret.loop import MODES, Asking, ask, failure
 from codetrial.models import Backend
 from codetrial.records import AttemptRecord, Outcome
 from codetrial.sandbox import Mounts, Sandbox, open_sandbox
@@ -28,7 +28,7 @@ from codetrial.store import RunStore
 from codetrial.store.artifacts import outputs_dir, write_outputs
 from codetrial.tasks.questions import QuestionTask
 
-__all__ = ["MODES", "Checked", "check_references", "question_sandbox", "run_questions"]
+__all__ = ["MODES", "ReferenceCheck", "check_references", "question_sandbox", "run_questions"]
 
 
 def _inputs(tasks: Sequence[QuestionTask]) -> tuple[Path, ...]:
@@ -74,8 +74,9 @@ def run_questions(
     progress: Callable[[AttemptRecord], None],
 ) -> None:  # fmt: skip
     """Ask every question of every model in each of the run's modes, storing each
-    round and telling `progress` of it; a chain stored whole is not asked again (an
-    interrupted one is, from its first round)."""
+    round and telling `progress` of it; a chain stored whole is not asked again, and
+    one cut short is asked again from its first round, its stored rounds discarded
+    (its conversation cannot be taken up where it stopped)."""
     stored: dict[tuple[str, str], list[AttemptRecord]] = {}
     for record in store.attempts():
         stored.setdefault((record.model, record.task_id), []).append(record)
@@ -93,13 +94,16 @@ def run_questions(
             label = mode_label(backend.name, mode)
             asking = Asking(backend, config.options(), sandbox, profile, libraries, label, save)
             for task in tasks:
-                if _finished(stored.get((label, task.id), [])):
+                chain = stored.get((label, task.id), [])
+                if _finished(chain):
                     continue
+                if chain:
+                    store.discard(label, task.id)
                 ask(task, mode, config.repair_attempts + 1, asking)
 
 
 @dataclass(frozen=True)
-class Checked:
+class ReferenceCheck:
     """A question's reference program, run: whether its last printed line (and, for
     a chart, what it saved) is the right answer, and why not."""
 
@@ -108,21 +112,21 @@ class Checked:
     why: str
 
 
-def check_references(tasks: Sequence[QuestionTask], sandbox: Sandbox) -> list[Checked]:
+def check_references(tasks: Sequence[QuestionTask], sandbox: Sandbox) -> list[ReferenceCheck]:
     """Each question's reference, run in `sandbox` and checked as a model's answer
-    is; a question without a reference or an answer is left out."""
+    is, its output standing for the final reply (whose last line, without an
+    "ANSWER:", is the answer); a question without a reference or an answer is left
+    out."""
     checked = []
     for task in tasks:
         if task.reference is None or task.answer is None:
             continue
         with sandbox.program(task.reference) as run:
             pass
-        left = run.left
-        if run.stop is not None or run.exit is None or run.exit.code != 0:
-            why = run.stop_detail or left.stderr[-500:] or "the program failed"
-            checked.append(Checked(task.id, False, why))
+        failed = failure(run)
+        if failed is not None:
+            checked.append(ReferenceCheck(task.id, False, failed[1]))
             continue
-        lines = [line for line in left.stdout.splitlines() if line.strip()]
-        result = check(task.answer, lines[-1] if lines else "", left.files, left.figures)
-        checked.append(Checked(task.id, result.correct, result.why))
+        result = check(task.answer, run.left.stdout, run.left.files, run.left.figures)
+        checked.append(ReferenceCheck(task.id, result.correct, result.why))
     return checked

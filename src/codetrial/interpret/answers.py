@@ -18,7 +18,11 @@ from typing import Any
 from codetrial.tasks.questions import Answer
 
 _ANSWER = re.compile(r"^[\s*#>`_-]*answer[\s*`_]*[:=][\s*`]*(.*)$", re.IGNORECASE | re.MULTILINE)
-_NUMBER = re.compile(r"[-+]?(?:\d[\d,]*\.?\d*|\.\d+)(?:[eE][-+]?\d+)?")
+# A number standing alone: not part of a word ("S8") or of another number; thousands
+# may be grouped with commas.
+_NUMBER = re.compile(
+    r"(?<![\w.])(?<!\d,)[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?:[eE][-+]?\d+)?(?!\w|[.,]\d)"
+)
 
 
 @dataclass(frozen=True)
@@ -37,13 +41,12 @@ def final_answer(reply: str) -> str:
 
 
 def _number(text: str) -> float | None:
-    match = _NUMBER.search(text.replace(" ", ""))
-    if match is None:
+    """The one number in `text` ("$2,221.83", "45.6 %", "8 orders"); None when there
+    is none, or more than one ("8 or 9", "1, 2, 3"), which is no single answer."""
+    found = [m.group() for m in _NUMBER.finditer(text) if any(c.isdigit() for c in m.group())]
+    if len(found) != 1:
         return None
-    try:
-        return float(match.group().replace(",", ""))
-    except ValueError:
-        return None
+    return float(found[0].replace(",", ""))
 
 
 def _plain(text: str) -> str:
@@ -97,12 +100,24 @@ def check(
         return Checked(ok, "" if ok else f"{given!r} is not {answer.value!r}")
     items = _items(given)
     expected = list(answer.value)
-    if not answer.ordered:
-        items, expected = sorted(items, key=_plain), sorted(expected, key=lambda v: _plain(str(v)))
-    ok = len(items) == len(expected) and all(
-        _same(e, g, answer.tolerance) for e, g in zip(expected, items, strict=True)
-    )
+    if answer.ordered:
+        ok = len(items) == len(expected) and all(
+            _same(e, g, answer.tolerance) for e, g in zip(expected, items, strict=True)
+        )
+    else:
+        ok = _matched(expected, items, answer.tolerance)
     return Checked(ok, "" if ok else f"{items} is not {expected}")
+
+
+def _matched(expected: Sequence[Any], items: Sequence[str], tolerance: float) -> bool:
+    """Whether every expected item is one given item, in any order."""
+    left = list(items)
+    for wanted in expected:
+        match = next((i for i, item in enumerate(left) if _same(wanted, item, tolerance)), None)
+        if match is None:
+            return False
+        del left[match]
+    return not left
 
 
 def _check_chart(

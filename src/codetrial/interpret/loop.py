@@ -35,7 +35,7 @@ from codetrial.records import (
     Outcome,
     ProgramRecord,
 )
-from codetrial.sandbox import Left, Sandbox, Stop
+from codetrial.sandbox import Left, ProgramRun, Sandbox, Stop
 from codetrial.tasks.questions import QuestionTask
 
 MODES = ("direct", "once", "fix")
@@ -180,6 +180,17 @@ def _refused(code: str | None, asking: Asking) -> tuple[Outcome, str] | None:
     return None
 
 
+def failure(run: ProgramRun) -> tuple[Outcome, str] | None:
+    """How a program failed: its outcome and what the model is told of it; None when
+    it ran to an exit of 0."""
+    if run.stop is not None:
+        return _STOPS[run.stop], f"{run.stop.value}: {run.stop_detail}"
+    if run.exit is None or run.exit.code != 0:
+        code = run.exit.code if run.exit else None
+        return Outcome.ERROR, run.left.stderr[-OUTPUT_CHARS:].strip() or f"it exited with {code}"
+    return None
+
+
 def _program_round(
     task: QuestionTask, mode: str, attempt: int, messages: list[Message], asking: Asking,
     last: bool,
@@ -201,36 +212,31 @@ def _program_round(
     started = time.monotonic()
     with asking.sandbox.program(code) as run:
         pass
-    left, ran = run.left, time.monotonic() - started
-    failed = run.stop is not None or (run.exit is not None and run.exit.code != 0)
-    usage = {"cpu_s": run.exit.cpu_s, "peak_kb": run.exit.peak_kb} if run.exit else None
-    if run.stop is not None:
-        outcome, error = _STOPS[run.stop], f"{run.stop.value}: {run.stop_detail}"
-    else:
-        outcome, error = Outcome.ERROR, left.stderr[-OUTPUT_CHARS:].strip()
+    left, failed = run.left, failure(run)
     program = ProgramRecord(
         mode=mode, stdout=left.stdout, stderr=left.stderr, raised=left.raised,
         files=sorted(left.files), skipped=list(left.skipped), figures=list(left.figures),
     )  # fmt: skip
-    common = {"code": code, "execution_s": ran, "usage": usage}
-    if failed and not last:
-        record = _record(task, attempt, messages, asking, [generation], outcome, **common,
-                         detail=error[-300:], feedback=error or "it failed with no message",
-                         program=program)  # fmt: skip
+    usage = {"cpu_s": run.exit.cpu_s, "peak_kb": run.exit.peak_kb} if run.exit else None
+    ran = {"code": code, "execution_s": time.monotonic() - started, "usage": usage}
+    if failed is not None and not last:
+        record = _record(task, attempt, messages, asking, [generation], failed[0], **ran,
+                         detail=failed[1][-300:], feedback=failed[1], program=program)  # fmt: skip
         return record, left.files
-    asked = _answer_prompt(left, error if failed else None)
+    error = failed[1] if failed else None
+    asked = _answer_prompt(left, error)
     answer_messages = [*messages, Message("assistant", generation.text), Message("user", asked)]
     reply = _generate(asking, answer_messages)
     if isinstance(reply, str):
         record = _record(task, attempt, answer_messages, asking, [generation],
-                         Outcome.INFRA_ERROR, **common, detail=reply, program=program)  # fmt: skip
+                         Outcome.INFRA_ERROR, **ran, detail=reply, program=program)  # fmt: skip
         return record, left.files
     outcome, why = _scored(task, reply.text, left)
     program = program.model_copy(update={"reply": reply.text, "answer": final_answer(reply.text),
                                          "check": why})  # fmt: skip
-    detail = f"the program failed ({error.splitlines()[-1] if error else ''}); " if failed else ""
+    told = f"the program failed ({error.splitlines()[-1]}); " if error else ""
     record = _record(task, attempt, answer_messages, asking, [generation, reply], outcome,
-                     **common, detail=f"{detail}{why}", program=program)  # fmt: skip
+                     **ran, detail=f"{told}{why}", program=program)  # fmt: skip
     return record, left.files
 
 

@@ -109,10 +109,10 @@ class Sandbox:
         return {path.name: f"{INPUTS}/{path.name}" for path in self._mounts.inputs}
 
     @contextlib.contextmanager
-    def program(self, code: str, limits: Limits | None = None) -> Iterator[ProgramRun]:
+    def program(self, code: str) -> Iterator[ProgramRun]:
         """Run `code` as a program in an empty output folder; the ProgramRun holds
         what it left once it has ended."""
-        run = ProgramRun(self._worker, code, limits or self._limits)
+        run = ProgramRun(self._worker, code, self._limits)
         try:
             yield run
         finally:

@@ -16,6 +16,7 @@ import builtins
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import select
 import shutil
@@ -509,22 +510,62 @@ class Left:
 
     @classmethod
     def of(cls, report: Any) -> Left:
-        """Read from the server's report; anything malformed is left out."""
+        """Read from the server's report, which holds what the program could write:
+        anything malformed is left out, and text is made valid UTF-8."""
         if not isinstance(report, dict):
             return cls()
-        files, raised, figures = (report.get(key) for key in ("files", "raised", "figures"))
-        files = files if isinstance(files, dict) else {}
-        figures = figures if isinstance(figures, list) else []
+        files, raised, skipped = (report.get(key) for key in ("files", "raised", "skipped"))
         return cls(
-            stdout=str(report.get("stdout", "")),
-            stderr=str(report.get("stderr", "")),
-            files={str(k): base64.b64decode(v) for k, v in files.items() if isinstance(v, str)},
-            skipped=tuple(str(name) for name in report.get("skipped") or ()),
-            raised={str(k): str(v) for k, v in raised.items()}
+            stdout=_text(report.get("stdout", "")),
+            stderr=_text(report.get("stderr", "")),
+            files=_decoded(files if isinstance(files, dict) else {}),
+            skipped=tuple(_text(n) for n in skipped) if isinstance(skipped, list) else (),
+            raised={_text(k): _text(v) for k, v in raised.items()}
             if isinstance(raised, dict)
             else None,
-            figures=tuple(f for f in figures if isinstance(f, dict)),
+            figures=_figures(report.get("figures")),
         )
+
+
+def _text(value: Any) -> str:
+    return str(value).encode("utf-8", "replace").decode("utf-8")
+
+
+def _decoded(files: dict[Any, Any]) -> dict[str, bytes]:
+    decoded = {}
+    for name, data in files.items():
+        if isinstance(name, str) and _text(name) == name and isinstance(data, str):
+            with contextlib.suppress(ValueError):
+                decoded[name] = base64.b64decode(data, validate=True)
+    return decoded
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return None
+
+
+def _figures(raw: Any) -> tuple[dict[str, Any], ...]:
+    """Saved charts as [{"file", "axes": [{"title", "series": [{"kind", "label",
+    "y"}]}]}], whatever shape the report had."""
+    figures = []
+    for figure in raw if isinstance(raw, list) else []:
+        if not isinstance(figure, dict) or not isinstance(figure.get("file"), str):
+            continue
+        axes = []
+        found = figure.get("axes")
+        for ax in found if isinstance(found, list) else []:
+            if not isinstance(ax, dict) or not isinstance(ax.get("series"), list):
+                continue
+            series = [
+                {"kind": _text(one.get("kind", "")), "label": _text(one.get("label", "")),
+                 "y": [_number(v) for v in one["y"]]}
+                for one in ax["series"] if isinstance(one, dict) and isinstance(one.get("y"), list)
+            ]  # fmt: skip
+            axes.append({"title": _text(ax.get("title", "")), "series": series})
+        figures.append({"file": _text(figure["file"]), "axes": axes})
+    return tuple(figures)
 
 
 class ProgramRun(_Child):
@@ -535,7 +576,7 @@ class ProgramRun(_Child):
 
     def __init__(self, worker: Worker, code: str, limits: Limits) -> None:
         super().__init__(worker, {"program": {"code": code}}, limits)
-        self.finished = True
+        self.finished = True  # a program ends by exiting, so its exit is no crash
         while self._receive(self.deadline) is not None:
             pass  # the program may write on its channel; nothing it says is read
         if self.stop is None and self.exit is not None and self.exit.signal is not None:

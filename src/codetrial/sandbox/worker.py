@@ -49,6 +49,7 @@ import ast  # noqa: F401
 import base64
 import builtins
 import contextlib
+import io
 import json
 import linecache
 import math
@@ -77,6 +78,7 @@ STDOUT, STDERR, RAISED, FIGURES = "stdout.txt", "stderr.txt", "raised.json", "fi
 TEXT_CAP = 65536
 FILES_CAP = 16 * 1024 * 1024
 FILES_MAX = 50
+SKIPPED_MAX = 100
 _MB = 1024 * 1024
 
 
@@ -303,7 +305,7 @@ def _run_program(code: str) -> None:
     returns. The data of every chart it saves with matplotlib is kept (see
     `_figure_data`), keyed by the file it went to."""
     saved: list[dict[str, Any]] = []
-    _record_saved_charts(saved)
+    _record_saved_charts(saved, os.path.abspath(OUT))
     os.makedirs(OUT)
     os.chdir(OUT)
     sys.argv = [PROGRAM]
@@ -331,8 +333,9 @@ def _dump(path: str, data: Any) -> None:
         json.dump(data, handle)
 
 
-def _record_saved_charts(saved: list[dict[str, Any]]) -> None:
-    """When matplotlib is loaded, keep the data of each figure as it is saved."""
+def _record_saved_charts(saved: list[dict[str, Any]], out: str) -> None:
+    """When matplotlib is loaded, keep the data of each figure as it is saved, under
+    the name of its file in the output folder `out`."""
     figure = sys.modules.get("matplotlib.figure")
     if figure is None:
         return
@@ -341,8 +344,8 @@ def _record_saved_charts(saved: list[dict[str, Any]]) -> None:
     def savefig(self: Any, fname: Any, *args: Any, **kwargs: Any) -> Any:
         with contextlib.suppress(Exception):
             if isinstance(fname, str | os.PathLike):
-                saved.append({"file": os.path.normpath(os.fspath(fname)),
-                              "axes": _figure_data(self)})  # fmt: skip
+                where = os.path.relpath(os.path.abspath(os.fspath(fname)), out)
+                saved.append({"file": where, "axes": _figure_data(self)})
         return original(self, fname, *args, **kwargs)
 
     figure.Figure.savefig = savefig
@@ -376,52 +379,77 @@ def _figure_data(figure: Any) -> list[dict[str, Any]]:
     return axes
 
 
+def _open_regular(path: str) -> io.BufferedReader | None:
+    """A regular file opened for reading, never through a link nor blocking on a
+    pipe; None for anything else."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    handle: io.BufferedReader = os.fdopen(descriptor, "rb")
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        handle.close()
+        return None
+    return handle
+
+
 def _read_back(scratch: str) -> dict[str, Any]:
     """What a program's child left in `scratch`: its output (the start of standard
     output, the end of standard error), the files in its output folder (regular
-    files only, within the caps), its exception and its saved charts. Read by the
-    server after the child is gone."""
-    found: dict[str, Any] = {"files": {}, "skipped": []}
-    for name, keep_end in ((STDOUT, False), (STDERR, True)):
-        text = _read_text(os.path.join(scratch, name), keep_end)
-        found[name.split(".")[0]] = text
-    for name in (RAISED, FIGURES):
-        with (
-            contextlib.suppress(OSError, ValueError),
-            open(os.path.join(scratch, name), "rb") as handle,
-        ):
-            found[name.split(".")[0]] = json.loads(handle.read(TEXT_CAP * 16))
+    files with UTF-8 names only, within the caps; SKIPPED_MAX others named), its
+    exception and its saved charts. Read by the server after the child is gone; what
+    the child could have written there is read as untrusted data."""
+    found: dict[str, Any] = {
+        "stdout": _read_text(os.path.join(scratch, STDOUT), keep_end=False),
+        "stderr": _read_text(os.path.join(scratch, STDERR), keep_end=True),
+        "files": {}, "skipped": [],
+    }  # fmt: skip
+    for key, name in (("raised", RAISED), ("figures", FIGURES)):
+        handle = _open_regular(os.path.join(scratch, name))
+        if handle is not None:
+            with handle, contextlib.suppress(Exception):
+                found[key] = json.loads(handle.read(TEXT_CAP * 16))
     total = 0
     out = os.path.join(scratch, OUT)
     for folder, _, names in os.walk(out):
         for name in sorted(names):
-            path = os.path.join(folder, name)
-            relative = os.path.relpath(path, out)
-            try:
-                descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                found["skipped"].append(relative)
+            relative = os.path.relpath(os.path.join(folder, name), out)
+            handle = None if not _utf8(relative) else _open_regular(os.path.join(folder, name))
+            if handle is None:
+                _skip(found, relative)
                 continue
-            with os.fdopen(descriptor, "rb") as handle:
-                status = os.fstat(descriptor)
-                full = len(found["files"]) >= FILES_MAX or total + status.st_size > FILES_CAP
-                if not stat.S_ISREG(status.st_mode) or full:
-                    found["skipped"].append(relative)
+            with handle:
+                size = os.fstat(handle.fileno()).st_size
+                if len(found["files"]) >= FILES_MAX or total + size > FILES_CAP:
+                    _skip(found, relative)
                     continue
-                total += status.st_size
-                found["files"][relative] = base64.b64encode(handle.read(status.st_size)).decode()
+                total += size
+                found["files"][relative] = base64.b64encode(handle.read(size)).decode()
     return found
 
 
-def _read_text(path: str, keep_end: bool) -> str:
+def _utf8(name: str) -> bool:
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if keep_end and size > TEXT_CAP:
-                handle.seek(size - TEXT_CAP)
-            data = handle.read(TEXT_CAP)
-    except OSError:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # a name of bytes that are not UTF-8
+        return False
+    return True
+
+
+def _skip(found: dict[str, Any], name: str) -> None:
+    if len(found["skipped"]) < SKIPPED_MAX:
+        found["skipped"].append(name.encode("utf-8", "replace").decode("utf-8"))
+
+
+def _read_text(path: str, keep_end: bool) -> str:
+    handle = _open_regular(path)
+    if handle is None:
         return ""
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        if keep_end and size > TEXT_CAP:
+            handle.seek(size - TEXT_CAP)
+        data = handle.read(TEXT_CAP)
     text = data.decode("utf-8", "replace")
     if size > TEXT_CAP:
         return f"[...]\n{text}" if keep_end else f"{text}\n[... {size - TEXT_CAP} more bytes]"

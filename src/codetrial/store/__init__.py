@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from codetrial.config import problem
 from codetrial.errors import ConfigError, StoreError
 from codetrial.records import AttemptRecord, TaskResult
-from codetrial.store.artifacts import write_atomic, write_attempt
+from codetrial.store.artifacts import task_dir, write_atomic, write_attempt
 from codetrial.store.manifest import (
     SCHEMA_VERSION,
     Manifest,
@@ -182,6 +182,15 @@ class RunStore:
                     for _, r in items
                 ],
             )  # fmt: skip
+
+    def discard(self, model: str, task_id: str) -> None:
+        """Forget a model's stored attempts at a task, and their artifacts: a chain
+        that is asked again from its start."""
+        with self._db:
+            self._db.execute(
+                "DELETE FROM attempts WHERE model = ? AND task_id = ?", (model, task_id)
+            )
+        shutil.rmtree(task_dir(self.run_dir, model, task_id), ignore_errors=True)
 
     def attempts(self, model: str | None = None) -> list[AttemptRecord]:
         """Every stored attempt (of one model); a StoreError names a record that does

@@ -57,19 +57,23 @@ class Answer:
                 f"{where}: field 'answer' must be an object whose kind is one of "
                 f"{', '.join(ANSWER_KINDS)}"
             )
-        kind, value = data["kind"], data.get("value")
-        numbers = kind == "series" or kind == "number"
-        if kind == "number" and not isinstance(value, int | float):
+        kind, value, tolerance = data["kind"], data.get("value"), data.get("tolerance", 0.0)
+        if kind == "number" and not _is_number(value):
             raise TaskFormatError(f"{where}: a number answer's value must be a number")
         if kind in ("list", "series") and not isinstance(value, list):
             raise TaskFormatError(f"{where}: a {kind} answer's value must be a list")
-        if kind == "series" and not data.get("file"):
-            raise TaskFormatError(f"{where}: a series answer names the chart's file")
-        return cls(
-            kind, value if kind != "string" else str(value),
-            float(data.get("tolerance", 0.0)) if numbers or kind == "list" else 0.0,
-            bool(data.get("ordered", True)), str(data.get("file", "")),
-        )  # fmt: skip
+        if kind == "series" and not (data.get("file") and all(map(_is_number, value or []))):
+            raise TaskFormatError(
+                f"{where}: a series answer is numbers, and names its chart's file"
+            )
+        if not _is_number(tolerance) or tolerance < 0:
+            raise TaskFormatError(f"{where}: an answer's tolerance must be a number, 0 or more")
+        return cls(kind, value if kind != "string" else str(value), float(tolerance),
+                   bool(data.get("ordered", True)), str(data.get("file", "")))  # fmt: skip
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,8 @@ def load_questions(folder: Path, suite: str) -> list[QuestionTask]:
     packages = DATA_PACKAGES
     if packages_file.is_file():
         packages = requirements(read_task_file(packages_file))
+        if not packages:
+            raise TaskFormatError(f"{packages_file}: no requirement in it; remove the file")
     tasks: list[QuestionTask] = []
     for where, record in read_jsonl(folder / QUESTIONS):
         tasks.append(_question(folder, suite, where, record, packages))
