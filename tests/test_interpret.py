@@ -103,6 +103,7 @@ def test_an_error_round_then_a_fix_in_three_modes(tmp_path: Path) -> None:
     once = chains[("(once)", "sales-orders-10-plus-units")]
     assert once.final.outcome is Outcome.FAILED and once.final.program is not None
     assert once.final.program.answer == "3" and not once.repairs  # answered from the error
+    assert "KeyError" in (once.final.program.failed or "")
     assert chains[("(direct)", "sales-orders-10-plus-units")].final.outcome is Outcome.FAILED
     chart = chains[("(once)", "sales-monthly-revenue-chart")]
     assert chart.final.outcome is Outcome.PASSED and chart.final.program is not None
@@ -110,6 +111,8 @@ def test_an_error_round_then_a_fix_in_three_modes(tmp_path: Path) -> None:
     outputs = outputs_dir(result.path, chart.model, chart.task_id, 0)
     assert (outputs / "chart.png").read_bytes().startswith(b"\x89PNG")
     document = json.loads((result.path / "results.json").read_text())
+    modes = {row["label"].split(" ")[-1]: row for row in document["questions"]["modes"]}
+    assert [modes[m]["failed_first"] for m in ("(direct)", "(once)", "(fix)")] == [0, 1, 1]
     fix_gain = document["questions"]["fix_gains"][0]
     assert fix_gain == {"model": model, "gained": 1, "lost": 0, "from_failed_programs": 1}
     html = (result.path / "report.html").read_text()

@@ -167,12 +167,14 @@ class Verdict:
 
 class ProgramRecord(BaseModel):
     """A question's round, besides its code: what the program left (its output, the
-    names of the files it wrote, its exception, its saved charts' data) and the
-    final reply, when the round ended in one, with its check."""
+    names of the files it wrote, its exception, its saved charts' data), `failed`:
+    what the model was told of its failure (None when it ran to an exit of 0, or did
+    not run), and the final reply, when the round ended in one, with its check."""
 
     model_config = ConfigDict(frozen=True)
 
     mode: str
+    failed: str | None = None
     stdout: str = ""
     stderr: str = ""
     raised: dict[str, str] | None = None

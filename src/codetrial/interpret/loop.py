@@ -214,7 +214,8 @@ def _program_round(
         pass
     left, failed = run.left, failure(run)
     program = ProgramRecord(
-        mode=mode, stdout=left.stdout, stderr=left.stderr, raised=left.raised,
+        mode=mode, failed=failed[1] if failed else None, stdout=left.stdout, stderr=left.stderr,
+        raised=left.raised,
         files=sorted(left.files), skipped=list(left.skipped), figures=list(left.figures),
     )  # fmt: skip
     usage = {"cpu_s": run.exit.cpu_s, "peak_kb": run.exit.peak_kb} if run.exit else None

@@ -21,8 +21,8 @@ IMAGE_CAP = 2 * 1024 * 1024
 @dataclass(frozen=True)
 class ModeRow:
     """One model in one mode: right answers of the scored questions, with the CI;
-    the mean tokens and seconds spent per question; how many chains had a program
-    fail first."""
+    the mean tokens and seconds spent per question; how many chains' first program
+    failed (did not run to an exit of 0)."""
 
     label: str
     correct: int
@@ -75,7 +75,8 @@ def mode_rows(results: Sequence[TaskResult], labels: Sequence[str]) -> list[Mode
         rows.append(ModeRow(
             label, sum(scored.values()), len(scored),
             bootstrap([float(v) for v in scored.values()]) if scored else None,
-            tokens / len(mine), seconds / len(mine), sum(1 for r in mine if r.repairs),
+            tokens / len(mine), seconds / len(mine),
+            sum(1 for r in mine if r.first.program and r.first.program.failed is not None),
         ))  # fmt: skip
     return rows
 
