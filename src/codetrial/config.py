@@ -129,9 +129,10 @@ class RunConfig(BaseModel):
     def labels(self) -> list[str]:
         """What attempts are stored under: each model, or for questions each model in
         each mode (see `mode_label`)."""
-        if not self.modes:
-            return list(self.models)
-        return [mode_label(model, mode) for model in self.models for mode in self.modes]
+        return [label for model in self.models for label in self.labels_of(model)]
+
+    def labels_of(self, model: str) -> list[str]:
+        return [mode_label(model, mode) for mode in self.modes] if self.modes else [model]
 
     def options(self, sample: int = 0) -> GenerationOptions:
         """Sample i is drawn with seed + i, so samples differ yet replay exactly."""

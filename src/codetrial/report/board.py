@@ -93,8 +93,9 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
         manifest = store.manifest
         results = store.task_results()
         attempts = [a for r in results for a in (r.first, *r.repairs)]
-        for model in manifest.config.models:
-            mine = [r for r in results if r.model == model]
+        for model, label in [(m, x) for m in manifest.config.models
+                             for x in manifest.config.labels_of(m)]:  # fmt: skip
+            mine = [r for r in results if r.model == label]
             if not mine:
                 continue
             tasks: dict[str, tuple[int, int, int]] = {}
@@ -102,12 +103,12 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
                 key = f"{r.task_id}@{manifest.task_sha256.get(r.task_id, '')[:12]}"
                 n, first, after = tasks.get(key, (0, 0, 0))
                 tasks[key] = (n + 1, first + r.first.passed, after + r.passed_after_repair)
-            used = [a for a in attempts if a.model == model]
+            used = [a for a in attempts if a.model == label]
             memory = [a.model_memory_kb for a in used if a.model_memory_kb is not None]
             declared = manifest.backends.get(model, {}).get("parameters", "")
             size = sizes.get(model, parse_size(declared))
             found.append(Entry(
-                run_dir, model, manifest.config.suite, manifest.config.seed,
+                run_dir, label, manifest.config.suite, manifest.config.seed,
                 _conditions(store, model, list(tasks)), size, tasks,
                 sum(a.completion_tokens or 0 for a in used), sum(a.generation_s for a in used),
                 sum(a.execution_s for a in used), max(memory) if memory else None,
