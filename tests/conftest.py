@@ -17,6 +17,8 @@ from codetrial.tasks import Task, load_folder, load_suite
 from codetrial.verdict import judge
 
 FIXTURES = Path(__file__).parent / "fixtures"
+# Task folders there hold test files that import a candidate: data, not tests to run.
+collect_ignore_glob = ["fixtures/*"]
 POLYGLOT = Path(__file__).resolve().parents[2] / "shared" / "data" / "polyglot-python"
 CODETRIAL = str(Path(sys.executable).with_name("codetrial"))
 FAST_LIMITS = Limits(timeout_s=5, cpu_s=3)
