@@ -72,8 +72,8 @@ class Comparison:
 
 
 def _model(store: RunStore, other: RunStore) -> str:
-    models = store.manifest.config.models
-    shared = [m for m in models if m in other.manifest.config.models]
+    models = store.manifest.config.labels
+    shared = [m for m in models if m in other.manifest.config.labels]
     if len(models) == 1 or len(shared) == 1:
         return models[0] if len(models) == 1 else shared[0]
     raise ConfigError(
