@@ -97,7 +97,9 @@ def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RepositoryT
     assert isinstance(task, RepositoryTask)
     with pytest.MonkeyPatch.context() as patched:
         patched.setenv("CODETRIAL_CACHE", str(folder / "cache"))
-        repositories, _ = environments.for_tasks([task], folder / "repos", SWE_WHEELS, "test")
+        repositories = environments.for_tasks(
+            [task], folder / "repos", SWE_WHEELS, "test"
+        ).repositories
     pool = JudgePool(2, Limits(timeout_s=60, cpu_s=60), repositories=repositories)
     yield task, pool
     pool.close()
@@ -224,9 +226,11 @@ def test_a_missing_environment_is_built_only_when_asked(tmp_path: Path, monkeypa
     tasks = load_suite(str(instances))
     with pytest.raises(RepositoryError, match="codetrial envs"):
         environments.for_tasks(tasks, tmp_path / "repos", None, "codetrial run")
-    _, built = environments.for_tasks(tasks, tmp_path / "repos", SWE_WHEELS, "codetrial run")
+    built = environments.for_tasks(
+        tasks, tmp_path / "repos", SWE_WHEELS, "codetrial run"
+    ).environments
     assert built["acme__calc-1"].installed["pytest"] == "8.3.4"
-    again = environments.for_tasks(tasks, tmp_path / "repos", None, "codetrial run")[1]
+    again = environments.for_tasks(tasks, tmp_path / "repos", None, "codetrial run").environments
     assert again == built
 
 

@@ -33,7 +33,10 @@ def _wanted(suite: str, data: Path | None) -> dict[tuple[str, ...], list[str]]:
         if who not in wanted.setdefault(needs, []):
             wanted[needs].append(who)
     if not wanted:
-        raise ConfigError(f"suite {suite!r} declares no packages: name some with --packages")
+        raise ConfigError(
+            f"suite {suite!r} declares no packages: pass --suite swe --data INSTANCES for "
+            "repository tasks, a suite of library tasks or questions, or --packages a,b"
+        )
     return wanted
 
 

@@ -87,6 +87,9 @@ class JudgePool:
                 sandbox = open_sandbox(limits, unsafe_host_exec, mounts)
                 self._sandboxes.append(sandbox)
                 self._free.put(sandbox)
+            # Read now, while no candidate runs: reading it starts a sandbox's worker
+            # if it is down, which must not race the thread judging in it.
+            self.isolation = self._sandboxes[0].isolation
         except BaseException:
             self.close()
             raise
@@ -97,10 +100,6 @@ class JudgePool:
     @property
     def workers(self) -> int:
         return len(self._sandboxes)
-
-    @property
-    def isolation(self) -> str:
-        return self._sandboxes[0].isolation
 
     @property
     def bwrap(self) -> dict[str, str]:
