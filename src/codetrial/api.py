@@ -293,7 +293,7 @@ def _trial(
                 backends.append(create_backend(name, config.endpoints))
                 resources.callback(backends[-1].close)
         if questions:
-            environment = environments.build(questions[0].packages, config.wheels)
+            environment = prepared.libraries[questions[0].id]
             sandbox = resources.enter_context(question_sandbox(
                 questions, environment, config.limits, config.unsafe_host_exec
             ))  # fmt: skip
@@ -301,14 +301,13 @@ def _trial(
                 profile = profile.allowing(environment.modules)
             isolation, system = sandbox.isolation, interpret_system(environment.modules)
             bwrap = sandbox.bwrap.as_dict() if sandbox.bwrap else {}
-            built = {t.id: environment for t in questions}
         else:
             pool = JudgePool(
                 config.workers, config.limits, config.unsafe_host_exec, prepared.repositories,
                 prepared.libraries,
             )  # fmt: skip
             resources.callback(pool.close)
-            isolation, bwrap, built = pool.isolation, pool.bwrap, prepared.environments
+            isolation, bwrap = pool.isolation, pool.bwrap
             system = system_of(config, pool.profile_for(judged[0], profile), judged[0])
         if resume:
             store = RunStore.open(run_dir)
@@ -322,7 +321,9 @@ def _trial(
                 bwrap,
             )  # fmt: skip
             notes = {task_id: view.note for task_id, view in shown.items()}
-            store = RunStore.create(run_dir, environments.recorded(manifest, built, notes))
+            store = RunStore.create(
+                run_dir, environments.recorded(manifest, prepared.environments, notes)
+            )
             resources.callback(store.close)
         progress.start(store.run_dir, len(tasks) * len(config.labels) * config.samples)
         resume_with = f"codetrial run --resume {store.run_dir}"

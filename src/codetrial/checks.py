@@ -5,13 +5,13 @@ from, which must not pass)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
 from codetrial import environments
-from codetrial.config import QUESTION_DEFAULTS, Limits
+from codetrial.config import Limits
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
@@ -61,21 +61,26 @@ class Checked:
         return passes and (self.start is None or self.start.outcome is not Outcome.PASSED)
 
 
+def _limits(tasks: Sequence[AnyTask], where: Where) -> Limits:
+    """The limits a run of `tasks` defaults to, with the --timeout given."""
+    defaults = defaults_for(tasks)
+    return Limits.validated(
+        defaults.timeout_s if where.timeout is None else where.timeout,
+        scratch_mb=defaults.scratch_mb,
+    )
+
+
 @contextlib.contextmanager
 def _judging(
     where: Where, task_ids: list[str] | None
 ) -> Iterator[tuple[list[AnyTask], Profile, JudgePool]]:
     tasks = load_suite(where.suite, task_ids, where.data)
     profile = get_profile(gate_for(tasks, where.gate))
-    defaults = defaults_for(tasks)
-    limits = Limits.validated(
-        defaults.timeout_s if where.timeout is None else where.timeout,
-        scratch_mb=defaults.scratch_mb,
-    )
     prepared = environments.for_tasks(tasks, where.repos, where.wheels, "codetrial check")
     pool = JudgePool(
-        where.workers, limits, where.unsafe_host_exec, prepared.repositories, prepared.libraries
-    )
+        where.workers, _limits(tasks, where), where.unsafe_host_exec, prepared.repositories,
+        prepared.libraries,
+    )  # fmt: skip
     try:
         yield tasks, profile, pool
     finally:
@@ -119,9 +124,8 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
 
 def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, str, list[Checked]]:
     """Each question's reference program, run and its printed answer checked."""
-    environment = environments.build(questions[0].packages, where.wheels)
-    timeout = QUESTION_DEFAULTS.timeout_s if where.timeout is None else where.timeout
-    limits = Limits.validated(timeout)
+    environment = environments.for_libraries(questions, where.wheels)[questions[0].id]
+    limits = _limits(questions, where)
     with question_sandbox(questions, environment, limits, where.unsafe_host_exec) as sandbox:
         checked = [
             Checked(c.task_id, Verdict(Outcome.PASSED if c.correct else Outcome.FAILED,

@@ -30,7 +30,7 @@ from pathlib import Path
 from codetrial.config import cache_dir
 from codetrial.errors import ConfigError, RepositoryError
 from codetrial.store.manifest import Manifest
-from codetrial.tasks import AnyTask, Task
+from codetrial.tasks import AnyTask, QuestionTask, Task
 from codetrial.tasks.repository import EnvironmentSpec, RepositoryTask
 from codetrial.verdict.repository import Repositories, check_repositories
 
@@ -173,15 +173,16 @@ def ensure(
 
 
 def for_libraries(tasks: Sequence[AnyTask], wheels: Path | None) -> dict[str, Environment]:
-    """Each function task's environment, for the tasks that declare packages (task
-    id -> it); a missing one is built, from `wheels` when given, else from the
+    """The environment of each function task or question that declares packages
+    (task id -> it); a missing one is built, from `wheels` when given, else from the
     package index."""
+    mine = [t for t in tasks if isinstance(t, Task | QuestionTask) and t.packages]
     built: dict[tuple[str, ...], Environment] = {}
-    for task in tasks:
-        if isinstance(task, Task) and task.packages and task.packages not in built:
+    for task in mine:
+        if task.packages not in built:
             built[task.packages] = build(task.packages, wheels)
     one_version_each(list(built.values()))
-    return {t.id: built[t.packages] for t in tasks if isinstance(t, Task) and t.packages}
+    return {t.id: built[t.packages] for t in mine}
 
 
 def one_version_each(environments: Sequence[Environment]) -> None:
@@ -204,7 +205,8 @@ def one_version_each(environments: Sequence[Environment]) -> None:
 class Prepared:
     """What a run's tasks need before they are judged: where its repository tasks
     come from (None when there are none), every task's environment (task id -> it,
-    for the manifest), and those of the function tasks that import libraries."""
+    for the manifest), and those of the function tasks and questions that import
+    libraries."""
 
     repositories: Repositories | None
     environments: dict[str, Environment]

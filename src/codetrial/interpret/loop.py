@@ -35,15 +35,14 @@ from codetrial.records import (
     Outcome,
     ProgramRecord,
 )
-from codetrial.sandbox import Left, ProgramRun, Sandbox, Stop
+from codetrial.sandbox import Left, ProgramRun, Sandbox
 from codetrial.tasks.questions import QuestionTask
+from codetrial.verdict import STOP_OUTCOMES
 
 MODES = ("direct", "once", "fix")
 PREVIEW_LINES = 6
 CONTENTS_CHARS = 12000
 OUTPUT_CHARS = 4000
-_STOPS = {Stop.TIMEOUT: Outcome.TIMEOUT, Stop.MEMORY: Outcome.MEMORY,
-          Stop.OUTPUT_LIMIT: Outcome.OUTPUT_LIMIT, Stop.CRASH: Outcome.ERROR}  # fmt: skip
 
 Saved = Callable[[AttemptRecord, dict[str, bytes]], None]
 
@@ -184,7 +183,7 @@ def failure(run: ProgramRun) -> tuple[Outcome, str] | None:
     """How a program failed: its outcome and what the model is told of it; None when
     it ran to an exit of 0."""
     if run.stop is not None:
-        return _STOPS[run.stop], f"{run.stop.value}: {run.stop_detail}"
+        return STOP_OUTCOMES[run.stop], f"{run.stop.value}: {run.stop_detail}"
     if run.exit is None or run.exit.code != 0:
         code = run.exit.code if run.exit else None
         return Outcome.ERROR, run.left.stderr[-OUTPUT_CHARS:].strip() or f"it exited with {code}"

@@ -29,7 +29,7 @@ from codetrial.tasks import Task
 from codetrial.verdict.harness import HARNESSES
 
 FEEDBACK_CHARS = 4000
-_STOPS = {
+STOP_OUTCOMES = {
     Stop.TIMEOUT: Outcome.TIMEOUT,
     Stop.MEMORY: Outcome.MEMORY,
     Stop.OUTPUT_LIMIT: Outcome.OUTPUT_LIMIT,
@@ -41,7 +41,7 @@ def classify(stop: Stop | None, tests: Sequence[TestResult], complete: bool) -> 
     """The outcome of one test run: a limit that stopped the child wins; otherwise
     every collected test must have run and passed."""
     if stop is not None:
-        return _STOPS[stop]
+        return STOP_OUTCOMES[stop]
     if any(t.exception_type == "MemoryError" for t in tests):
         return Outcome.MEMORY
     if complete and tests and all(t.outcome is TestOutcome.PASSED for t in tests):
