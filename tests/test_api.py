@@ -209,3 +209,35 @@ def test_the_docstring_examples_run() -> None:
         assert result.failed == 0, module.__name__
         tried += result.attempted
     assert tried >= 3
+
+
+def test_a_benchmark_is_asked_in_its_prompt_profile(tmp_path: Path) -> None:
+    """Under evalplus-instruct a HumanEval task's first try is EvalPlus's request, with
+    no system message; a backend that cannot continue a reply gets the request alone.
+    The profile is a condition of the run, and only benchmark suites take one."""
+    (task,) = codetrial.load_tasks("humaneval", task_ids=["HumanEval/0"])
+    assert isinstance(task, Task)
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps({task.entry_point: [fenced(task.prompt + (task.reference or ""))]})
+    )
+    runs = {}
+    for profile in ("codetrial", "evalplus-instruct"):
+        runs[profile] = codetrial.run(
+            "humaneval", [f"scripted/{script}"], task_ids=[task.id], prompt_profile=profile,
+            runs_dir=tmp_path / profile, efficiency=False,
+        )  # fmt: skip
+    asked = {p: [(m["role"], m["content"]) for m in r.attempts()[0].messages]
+             for p, r in runs.items()}  # fmt: skip
+    assert [role for role, _ in asked["codetrial"]] == ["system", "user"]
+    ((role, request),) = asked["evalplus-instruct"]
+    assert role == "user" and request.startswith("Please provide a self-contained Python script")
+    assert f"```\n{task.prompt.strip()}\n```\n" in request
+    assert all(r.table()[0]["passed"] for r in runs.values())
+    assert runs["evalplus-instruct"].manifest.config.prompt_profile == "evalplus-instruct"
+    default, _ = codetrial.configure("humaneval", task_ids=[task.id])
+    assert default.prompt_profile == "codetrial"
+    with pytest.raises(ConfigError, match="--prompt-profile is for benchmark tasks"):
+        codetrial.configure("contracts10", prompt_profile="evalplus-instruct")
+    with pytest.raises(ConfigError, match="unknown prompt profile 'evalplus'; known: codetrial"):
+        codetrial.configure("humaneval", prompt_profile="evalplus")

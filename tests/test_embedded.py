@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from codetrial.config import Endpoints
-from codetrial.errors import WeightsError
+from codetrial.errors import ConfigError, WeightsError
 from codetrial.gate import get_profile
 from codetrial.models import create_backend
 from codetrial.models.embedded import EmbeddedBackend
-from codetrial.models.weights import QWEN_CODER_05B
+from codetrial.models.weights import QWEN_CODER_05B, QWEN_CODER_15B
 from codetrial.prompts import first_messages, judge_messages, system_message
 from codetrial.records import GenerationOptions, Message
 from codetrial.tasks import Task
@@ -86,7 +86,9 @@ ASK = [Message("user", "Write a Python function is_even(n). Only code.")]
 
 def test_likelihood_equals_llama_cpp_s_own_full_logits(embedded: EmbeddedBackend) -> None:
     """The batched scoring pass gives the log-probability that llama-cpp computes with
-    logits for every position (the slow path), for the tokens it sampled."""
+    logits for every position (the slow path), for the tokens it sampled. The
+    reference decodes in the same batches (the prompt, then the last prompt token and
+    the reply), since the batch shape changes the floating-point sums."""
     from llama_cpp import Llama
 
     generation = embedded.generate(ASK, OPTIONS)
@@ -97,7 +99,9 @@ def test_likelihood_equals_llama_cpp_s_own_full_logits(embedded: EmbeddedBackend
     n_prompt = generation.prompt_tokens or 0
     reference = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=2048, logits_all=True,
                       verbose=False)  # fmt: skip
-    reference.eval(tokens)
+    reference.eval(tokens[:n_prompt])
+    reference.n_tokens = n_prompt - 1
+    reference.eval(tokens[n_prompt - 1 :])
     scores = reference.scores[: len(tokens)].astype(np.float64)
     log_z = scores.max(1) + np.log(np.exp(scores - scores.max(1)[:, None]).sum(1))
     expected = sum(
@@ -184,3 +188,59 @@ def test_a_killed_and_resumed_sampled_run_answers_as_an_uninterrupted_one(tmp_pa
                              text=True, timeout=600, env=CLI_ENV)  # fmt: skip
     assert resumed.returncode == 0, resumed.stderr
     assert _responses(killed) == expected
+
+
+def test_one_sequence_decoded_alone_is_llama_cpp_s_chat_completion(
+    embedded: EmbeddedBackend,
+) -> None:
+    """The batched decoder formats the prompt with the model's chat template, samples
+    with the chat completion's chain and stops where it stops: alone, a sequence
+    draws what `create_chat_completion` draws, sampled, greedy or cut at max_tokens."""
+    for options in (OPTIONS, replace(OPTIONS, temperature=0.0), replace(OPTIONS, max_tokens=5)):
+        (together,) = embedded.generate_together(ASK, [options])
+        alone = embedded.generate(ASK, options)
+        assert together.text == alone.text and together.text.strip()
+        assert together.finish_reason == alone.finish_reason
+        assert together.completion_tokens == alone.completion_tokens
+        assert together.prompt_tokens == alone.prompt_tokens
+    assert together.finish_reason == "length" and together.completion_tokens == 5
+
+
+def test_samples_drawn_together_differ_and_replay_from_their_seeds(
+    embedded: EmbeddedBackend,
+) -> None:
+    options = [replace(OPTIONS, seed=OPTIONS.seed + i) for i in range(4)]
+    first = embedded.generate_together(ASK, options)
+    embedded.generate(ASK, OPTIONS)
+    again = embedded.generate_together(ASK, options)
+    assert [(g.text, g.logprob_sum) for g in first] == [(g.text, g.logprob_sum) for g in again]
+    assert len({g.text for g in first}) > 1
+    assert all(g.logprob_sum is not None and g.logprob_sum < 0 for g in first)
+    assert {g.prompt_tokens for g in first} == {first[0].prompt_tokens}
+
+
+def test_the_catalogue_lists_both_models_and_the_larger_one_generates() -> None:
+    listed = subprocess.run([CODETRIAL, "models"], capture_output=True, text=True,
+                            timeout=120, env={**CLI_ENV, "COLUMNS": "400"})  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    for model in (QWEN_CODER_05B, QWEN_CODER_15B):
+        assert model.sha256 in listed.stdout and f"{model.size:,}" in listed.stdout
+    assert "embedded/1.5b" in listed.stdout
+    backend = create_backend("embedded/1.5b", Endpoints())
+    try:
+        assert backend.name == "embedded/1.5b"
+        assert backend.conditions()["file_sha256"] == QWEN_CODER_15B.sha256
+        generation = backend.generate(ASK, replace(OPTIONS, max_tokens=24))
+        assert "def is_even" in generation.text
+    finally:
+        backend.close()
+
+
+def test_unknown_embedded_names_get_the_catalogue() -> None:
+    with pytest.raises(ConfigError, match=r"unknown embedded model 'embedded/7b'.*embedded/1\.5b"):
+        create_backend("embedded/7b", Endpoints())
+    for args, says in ((["--prepare", "7b"], "embedded/1.5b"), (["1.5b"], "add --prepare")):
+        result = subprocess.run([CODETRIAL, "models", *args], capture_output=True, text=True,
+                                timeout=60, env={**CLI_ENV, "COLUMNS": "400"})  # fmt: skip
+        assert result.returncode == 2 and says in result.stderr, result.stderr
+        assert "Traceback" not in result.stderr

@@ -363,3 +363,45 @@ def test_select_on_an_imported_pool_reads_its_likelihoods(tmp_path: Path) -> Non
     assert report["tasks"] == 2 and report["candidates"] == 4
     picked = {s["name"]: s["estimate"]["value"] for s in report["strategies"]}
     assert picked == {"first": 0.0, "likelihood": 1.0, "oracle": 1.0}
+
+
+def test_the_trained_judge_picks_its_most_confident_and_abstains_below_0_9() -> None:
+    sure = TaskPool("t", [PoolCandidate(False, trained_yes=0.3),
+                          PoolCandidate(True, trained_yes=0.95), PoolCandidate(False)])  # fmt: skip
+    unsure = TaskPool(
+        "u", [PoolCandidate(False, trained_yes=0.6), PoolCandidate(True, trained_yes=0.5)]
+    )
+    assert select_pass_at_1([sure, unsure], "trained-judge") == [1.0, 0.0]
+    assert select_pass_at_1([sure, unsure], "trained-judge-0.9") == [1.0, 0.5]
+
+
+def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
+    """From one candidate every strategy is a random pick; from all of them the
+    order-free strategies give their whole-pool figures; the same pools give the same
+    subsets; a baseline is set against the arm task by task."""
+    from codetrial.metrics import bootstrap
+    from codetrial.selection.subsets import Baseline, Cost, arms
+
+    pools = [
+        TaskPool("a", [WRONG_ALONE, RIGHT, RIGHT, WRONG_NONE], {"t1": 1, "t2": 1, "t3": 1}),
+        TaskPool("b", [WRONG_NONE, WRONG_ALONE, RIGHT], {"t1": 1, "t2": 1, "t3": 1}),
+    ]
+    names = ["random", "codet", "oracle"]
+    single = Baseline("big", {"a": 1.0, "b": 0.0}, bootstrap([1.0, 0.0]), Cost(100, 2.0))
+    one, whole = arms(pools, names, [1, 4], 5, Cost(40, 1.5), single)
+    assert len({tuple(r.per_task) for r in one.results}) == 1
+    assert [r.per_task for r in whole.results] == [select_pass_at_1(pools, n) for n in names]
+    assert whole.cost == Cost(160, 6.0)
+    gain, p = whole.vs_baseline["oracle"]
+    assert gain == pytest.approx(0.5) and 0 < p <= 1
+    again = arms(pools, names, [1, 4], 5, Cost(40, 1.5), single)
+    assert [r.per_task for r in again[0].results] == [r.per_task for r in one.results]
+    with pytest.raises(ConfigError, match="no attempt at 1 of these tasks"):
+        arms(
+            pools,
+            names,
+            [2],
+            1,
+            Cost(0, 0),
+            Baseline("x", {"a": 1.0}, single.estimate, single.cost),
+        )

@@ -38,7 +38,14 @@ from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
 from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
 from codetrial.progress import Bar, Progress, Silent, quietly, steps
-from codetrial.prompts import INTERPRET_TEMPLATES, TEMPLATES, WORKSPACE_TEMPLATES, template_hashes
+from codetrial.prompts import (
+    BENCHMARK_PROFILE,
+    INTERPRET_TEMPLATES,
+    PROMPT_PROFILES,
+    TEMPLATES,
+    WORKSPACE_TEMPLATES,
+    template_hashes,
+)
 from codetrial.records import Candidate, Verdict
 from codetrial.report.compare import Comparison, write_comparison
 from codetrial.report.compare import compare as compare_stores
@@ -116,15 +123,26 @@ def _shape_conditions(
     tasks: list[AnyTask], suite: str, edit_format: str | None, gate: str | None,
     timeout: float | None, cpu_time: int | None, tries: int | None,
     repair_attempts: int | None, num_ctx: int | None, max_tokens: int | None,
-    modes: Sequence[str], samples: int,
+    modes: Sequence[str], samples: int, prompt_profile: str | None,
 ) -> dict[str, object]:  # fmt: skip
     """The conditions that depend on the suite's shape of task: the edit format, the
-    gate, the defaults of the timeout, the context and the answer's length, the
-    tries (for questions, the programs a fix may take, 3 by default) and the modes."""
+    prompt profile, the gate, the defaults of the timeout, the context and the
+    answer's length, the tries (for questions, the programs a fix may take, 3 by
+    default) and the modes."""
     workspace = any(isinstance(t, WorkspaceTask | RepositoryTask) for t in tasks)
     if edit_format is not None and not workspace:
         raise ConfigError(
             f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
+        )
+    benchmark = any(isinstance(t, Task) and t.prompt for t in tasks)
+    if prompt_profile is not None and not benchmark:
+        raise ConfigError(
+            f"--prompt-profile is for benchmark tasks (a code prompt to complete); suite "
+            f"{suite!r} has none"
+        )
+    if prompt_profile is not None and prompt_profile not in PROMPT_PROFILES:
+        raise ConfigError(
+            f"unknown prompt profile {prompt_profile!r}; known: {', '.join(PROMPT_PROFILES)}"
         )
     modes = _modes(tasks, suite, modes, samples)
     if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
@@ -144,6 +162,7 @@ def _shape_conditions(
         "num_ctx": defaults.num_ctx if num_ctx is None else num_ctx,
         "max_tokens": defaults.max_tokens if max_tokens is None else max_tokens,
         "edit_format": edit_format,
+        "prompt_profile": (prompt_profile or BENCHMARK_PROFILE) if benchmark else None,
         "gate_profile": gate_for(tasks, gate),
         "repair_attempts": tries - 1 if tries is not None else (
             (2 if modes else 1) if repair_attempts is None else repair_attempts
@@ -196,6 +215,7 @@ def configure(
     repair_attempts: int | None = None,
     tries: int | None = None,
     edit_format: str | None = None,
+    prompt_profile: str | None = None,
     timeout: float | None = None,
     cpu_time: int | None = None,
     workers: int = 1,
@@ -217,7 +237,7 @@ def configure(
     tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
     shaped = _shape_conditions(
         tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
-        num_ctx, max_tokens, modes, samples,
+        num_ctx, max_tokens, modes, samples, prompt_profile,
     )  # fmt: skip
     config = RunConfig.validated({
         "models": _names(models, "models"), "suite": suite, "data": data,
@@ -356,6 +376,8 @@ def _templates(config: RunConfig, repositories: bool) -> tuple[str, ...]:
     if config.modes:
         return INTERPRET_TEMPLATES
     templates: tuple[str, ...] = TEMPLATES
+    if config.prompt_profile is not None:
+        templates = tuple(dict.fromkeys((*TEMPLATES, *PROMPT_PROFILES[config.prompt_profile])))
     if config.edit_format is not None:
         templates = (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
     return (*templates, "repository_issue.md") if repositories else templates
@@ -532,20 +554,31 @@ def select(
     judge_model: str = "embedded",
     shots: int = 0,
     ranker: Path | None = None,
+    trained_judge: Path | None = None,
+    subsets: Sequence[int] = (),
+    repeats: int = 10,
+    against: Run | Path | str | None = None,
     workers: int = 2,
     progress: bool = False,
 ) -> SelectionResult:
     """Compare selection strategies ("all", or names such as "random,likelihood,codet")
     on the same candidates. `tests`: generated tests in CodeT's format (else
     `test_model` writes them); `judge_model` and `shots`: the judge; `ranker`: a
-    trained ranker (else one cross-validated by task)."""
+    trained ranker (else one cross-validated by task); `trained_judge`: a judge saved
+    by `train-judge` for `judge_model` (else one cross-validated by task). `subsets`:
+    also choose among that many candidates per task, `repeats` random subsets each,
+    set against the single attempt of the run `against` when given."""
     stored = run if isinstance(run, Run) else Run(run)
     names = strategy_names(strategies)
     source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None, test_model,
                         test_samples)  # fmt: skip
     shown = steps(Console(stderr=True)) if progress else quietly
     with contextlib.closing(RunStore.open(stored.path)) as store:
-        found = side_by_side(store, names, source, judge_model, shots, ranker, workers, shown)
+        baseline = against.path if isinstance(against, Run) else against
+        found = side_by_side(
+            store, names, source, judge_model, shots, ranker, workers, shown, trained_judge,
+            subsets, repeats, Path(baseline) if baseline is not None else None,
+        )  # fmt: skip
     stored.report()
     return SelectionResult(stored, found, stored.path / "selection.json")
 

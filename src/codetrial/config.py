@@ -99,6 +99,7 @@ class RunConfig(BaseModel):
     workers: int = Field(1, gt=0)
     gate_profile: str = "builtins-only"
     edit_format: str | None = None  # how workspace tasks are answered; None without any
+    prompt_profile: str | None = None  # how benchmark tasks are first asked; None without any
     modes: list[str] = []  # how questions are answered (see codetrial.interpret); [] without any
     packages: list[str] = []  # the libraries every task may import, instead of its own
     repos: Path | None = None  # the clones repository tasks are checked out from

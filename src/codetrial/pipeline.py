@@ -28,6 +28,7 @@ from codetrial.extract import extract
 from codetrial.gate import Profile
 from codetrial.localize import Localized
 from codetrial.models import Backend
+from codetrial.models.base import continues_replies, decodes_together, generate_samples
 from codetrial.prompts import first_messages, system_message, workspace_messages, workspace_system
 from codetrial.records import (
     AttemptRecord,
@@ -80,13 +81,14 @@ class Trial:
     def system(self, task: JudgedTask) -> Message:
         return system_of(self.config, self.pool.profile_for(task, self.profile), task)
 
-    def opening(self, task: JudgedTask) -> list[Message]:
-        """The messages of a task's first try."""
+    def opening(self, task: JudgedTask, continues: bool) -> list[Message]:
+        """The messages of a task's first try, for a backend that `continues` a
+        reply's start or not."""
         system = self.system(task)
         shown = self.shown(task)
         if isinstance(shown, WorkspaceTask):
             return workspace_messages(shown, system)
-        return first_messages(shown, system)
+        return first_messages(shown, system, self.config.prompt_profile or "codetrial", continues)
 
 
 @dataclass(frozen=True)
@@ -162,22 +164,45 @@ def submit(
     return candidate, pool.submit(candidate, task, profile)
 
 
-def first_jobs(trial: Trial, tasks: Sequence[JudgedTask], backend: Backend) -> deque[Job]:
-    """Every (task, sample) chain still to do. Stored attempts are never redone,
-    except infrastructure failures, which say nothing about the model."""
+def first_jobs(trial: Trial, tasks: Sequence[JudgedTask], backend: Backend) -> deque[list[Job]]:
+    """Every (task, sample) chain still to do, in units generated at once: a task's
+    first attempts when the backend decodes a prompt's samples together, else one job
+    each. Stored attempts are never redone, except infrastructure failures, which say
+    nothing about the model."""
     stored: dict[tuple[str, int], AttemptRecord] = {}
     for r in trial.store.attempts(backend.name):
         if r.outcome is not Outcome.INFRA_ERROR:
             stored[(r.task_id, r.sample)] = r
-    jobs: deque[Job] = deque()
+    jobs: list[Job] = []
+    continues = continues_replies(backend)
     for sample in range(trial.config.samples):
         for task in tasks:
             previous = stored.get((task.id, sample))
             if previous is None:
-                jobs.append(Job(task, sample, 0, trial.opening(task)))
+                jobs.append(Job(task, sample, 0, trial.opening(task, continues)))
             elif needs_repair(previous, trial.config.repair_attempts):
                 jobs.append(_repair_job(trial, task, previous))
-    return jobs
+    if not decodes_together(backend, trial.config.samples):
+        return deque([job] for job in jobs)
+    units: deque[list[Job]] = deque([job] for job in jobs if job.attempt > 0)
+    firsts: dict[str, list[Job]] = {}
+    for job in jobs:
+        if job.attempt == 0:
+            firsts.setdefault(job.task.id, []).append(job)
+    units.extend(firsts.values())
+    return units
+
+
+def generations_for(trial: Trial, backend: Backend, unit: list[Job]) -> list[Generation]:
+    """The unit's generations. First attempts decoded together are drawn with all of
+    the run's samples, whichever of them the unit lacks, so that a resumed run draws
+    exactly what an uninterrupted one drew."""
+    first = unit[0]
+    if first.attempt > 0 or not decodes_together(backend, trial.config.samples):
+        return [backend.generate(first.messages, trial.config.options(first.sample))]
+    options = [trial.config.options(sample) for sample in range(trial.config.samples)]
+    drawn = generate_samples(backend, first.messages, options)
+    return [drawn[job.sample] for job in unit]
 
 
 def _repair_job(trial: Trial, task: JudgedTask, previous: AttemptRecord) -> Job:
@@ -200,24 +225,26 @@ def run_backend(
     unavailable: BackendUnavailable | None = None
     while jobs or in_flight:
         if jobs and len(in_flight) < limit:
-            job = jobs.popleft()
+            unit = jobs.popleft()
             try:
-                generation = backend.generate(job.messages, trial.config.options(job.sample))
+                generations = generations_for(trial, backend, unit)
             except BackendUnavailable as exc:
                 unavailable = exc
                 jobs.clear()
                 continue
             except BackendError as exc:
-                failed = Generation("", None, None, 0.0)
-                stored = record(backend, job, failed, Candidate("", None),
-                                _infrastructure_failure(str(exc)), 0.0)  # fmt: skip
-                trial.store.save(job.task, stored)
-                progress(stored)
+                for job in unit:
+                    failed = Generation("", None, None, 0.0)
+                    stored = record(backend, job, failed, Candidate("", None),
+                                    _infrastructure_failure(str(exc)), 0.0)  # fmt: skip
+                    trial.store.save(job.task, stored)
+                    progress(stored)
                 continue
-            candidate, future = submit(trial.pool, trial.profile, trial.edit_format, job.task,
-                                       generation.text, job.workspace,
-                                       trial.views.get(job.task.id))  # fmt: skip
-            in_flight[future] = Judging(job, generation, candidate, time.monotonic())
+            for job, generation in zip(unit, generations, strict=True):
+                candidate, future = submit(trial.pool, trial.profile, trial.edit_format, job.task,
+                                           generation.text, job.workspace,
+                                           trial.views.get(job.task.id))  # fmt: skip
+                in_flight[future] = Judging(job, generation, candidate, time.monotonic())
             done = {f for f in in_flight if f.done()}
         else:
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
@@ -228,7 +255,7 @@ def run_backend(
             trial.store.save(judging.job.task, stored)
             progress(stored)
             if needs_repair(stored, trial.config.repair_attempts) and unavailable is None:
-                jobs.appendleft(_repair_job(trial, judging.job.task, stored))
+                jobs.appendleft([_repair_job(trial, judging.job.task, stored)])
     if unavailable is not None:
         raise unavailable
 

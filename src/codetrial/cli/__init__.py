@@ -46,6 +46,7 @@ app.command("harden")(harden.harden)
 app.command("select")(select.select)
 app.command("judge-eval")(select.judge_eval)
 app.command("train-ranker")(select.train_ranker)
+app.command("train-judge")(select.train_judge)
 
 
 def main() -> None:

@@ -60,6 +60,13 @@ def run(
         str | None,
         typer.Option(help="workspace and repository tasks: whole, diff or udiff (default whole)"),
     ] = None,
+    prompt_profile: Annotated[
+        str | None,
+        typer.Option(
+            help="benchmark tasks: codetrial or evalplus-instruct, how the first try is asked "
+            "(default codetrial)"
+        ),
+    ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(
@@ -97,10 +104,11 @@ def run(
             suite, model, data=data, repos=repos, wheels=wheels, task_ids=task, limit=limit,
             samples=samples, temperature=temperature, seed=seed, think=think, num_ctx=num_ctx,
             max_tokens=max_tokens, repair_attempts=repair_attempts, tries=tries,
-            edit_format=edit_format, timeout=timeout, cpu_time=cpu_time, workers=workers,
-            gate=gate, runs_dir=runs_dir, name=name, base_url=base_url, ollama_url=ollama_url,
-            openai_url=openai_url, api_key=api_key, efficiency=efficiency,
-            unsafe_host_exec=unsafe_host_exec, modes=modes, resume=resume, progress=bar,
+            edit_format=edit_format, prompt_profile=prompt_profile, timeout=timeout,
+            cpu_time=cpu_time, workers=workers, gate=gate, runs_dir=runs_dir, name=name,
+            base_url=base_url, ollama_url=ollama_url, openai_url=openai_url, api_key=api_key,
+            efficiency=efficiency, unsafe_host_exec=unsafe_host_exec, modes=modes, resume=resume,
+            progress=bar,
             packages=packages_of(packages, requirements) or (),
         )  # fmt: skip
     show(result, json)

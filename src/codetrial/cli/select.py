@@ -1,4 +1,4 @@
-"""`codetrial select`, `judge-eval` and `train-ranker`: choosing among a run's
+"""`codetrial select`, `judge-eval`, `train-judge` and `train-ranker`: choosing among a run's
 candidates, and measuring the choosers. The work is `codetrial.select` (the API),
 `codetrial.selection.measure` and the modules they use; here, options and tables."""
 
@@ -19,10 +19,11 @@ from codetrial.progress import steps
 from codetrial.samples import prompt_map
 from codetrial.selection import StrategyResult, TaskPool
 from codetrial.selection.gather import TestSource
-from codetrial.selection.judging import Quality
-from codetrial.selection.measure import judge_quality
-from codetrial.selection.measure import train_ranker as train
+from codetrial.selection.measure import JudgeQuality, judge_quality
+from codetrial.selection.measure import train_judge as train
+from codetrial.selection.measure import train_ranker as learn
 from codetrial.selection.sidebyside import strategy_names
+from codetrial.selection.subsets import Arm, Baseline
 from codetrial.store import RunStore
 
 TestsFile = Annotated[
@@ -61,6 +62,19 @@ def select(
     ranker: Annotated[
         Path | None, typer.Option(help="a trained ranker (default: cross-validated here)")
     ] = None,
+    trained_judge: Annotated[
+        Path | None,
+        typer.Option(help="a judge from `train-judge` (default: cross-validated here)"),
+    ] = None,
+    subsets: Annotated[
+        str | None,
+        typer.Option(help="also choose among k candidates per task, e.g. 2,5,10 (random subsets)"),
+    ] = None,
+    repeats: Annotated[int, typer.Option(help="random subsets per k", min=1)] = 10,
+    against: Annotated[
+        Path | None,
+        typer.Option(help="a run whose single attempt the subsets are set against"),
+    ] = None,
     workers: Workers = 2,
     runs_dir: RunsDir = Path("runs"),
     json: Json = False,
@@ -80,6 +94,7 @@ def select(
     result = codetrial.select(
         run, strategies, tests=tests, test_prompts=test_prompts, test_model=test_model,
         test_samples=test_samples, judge_model=judge, shots=shots, ranker=ranker,
+        trained_judge=trained_judge, subsets=_sizes(subsets), repeats=repeats, against=against,
         workers=workers, progress=True,
     )  # fmt: skip
     if json:
@@ -88,11 +103,48 @@ def select(
     for selection in result.models:
         _unusable(selection.tests_unusable)
         console.print(_strategy_table(selection.model, selection.pools, selection.strategies))
+        for arm in selection.arms:
+            console.print(_arm_table(selection.model, arm, selection.baseline))
         if selection.unavailable:
             console.print(
                 f"not available without generated tests: {', '.join(selection.unavailable)}"
             )
     console.print(f"report: {result.run.path / 'report.html'}", soft_wrap=True, highlight=False)
+
+
+def _sizes(text: str | None) -> list[int]:
+    if text is None:
+        return []
+    try:
+        sizes = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise ConfigError(f"--subsets takes candidate counts, e.g. 2,5,10; not {text!r}")
+    return sizes
+
+
+def _arm_table(model: str, arm: Arm, against: Baseline | None) -> Table:
+    title = (f"Selection on {model} from {arm.size} candidates per task, {arm.repeats} random "
+             f"subsets: {arm.cost.tokens:.0f} tokens, {arm.cost.seconds:.1f} s to generate per "
+             "task")  # fmt: skip
+    if against is not None:
+        title += (f"; baseline {against.label}: {against.estimate}, {against.cost.tokens:.0f} "
+                  f"tokens, {against.cost.seconds:.1f} s")  # fmt: skip
+    table = Table(title=title)
+    headers = ["strategy", "pass@1 % [95% CI]", "vs random", "p vs random"]
+    if against is not None:
+        headers += ["vs baseline", "p vs baseline"]
+    for header in headers:
+        table.add_column(header, justify="left" if header == "strategy" else "right")
+    for r in arm.results:
+        row = [r.name, str(r.estimate).replace("%", ""), _pct(r.gain_over_random, signed=True),
+               f"{r.p_vs_random:.3g}"]  # fmt: skip
+        if against is not None:
+            gain, p = arm.vs_baseline[r.name]
+            row += [_pct(gain, signed=True), f"{p:.3g}"]
+        table.add_row(*row)
+    return table
 
 
 def _unusable(tasks: Sequence[str]) -> None:
@@ -126,31 +178,52 @@ def _strategy_table(
     return table
 
 
+PerTask = Annotated[
+    int | None,
+    typer.Option(help="the first N candidates with code of each task (default: all)", min=1),
+]
+
+
 def judge_eval(
     run_dir: Annotated[Path, typer.Argument(help="a run directory")],
     judge: Annotated[str, typer.Option(help="the judge model")] = "embedded",
     shots: Annotated[
         list[int] | None, typer.Option(help="worked examples; repeat to compare (default 0 and 2)")
     ] = None,
+    train: Annotated[
+        bool | None,
+        typer.Option(
+            "--train/--no-train",
+            help="also judges trained on the model's hidden states, measured out-of-fold "
+            "(default: when the judge shows them)",
+        ),
+    ] = None,
+    trained_judge: Annotated[
+        Path | None, typer.Option(help="also measure a judge saved by `train-judge`")
+    ] = None,
+    per_task: PerTask = None,
 ) -> None:
-    """How far a judge model can be trusted: its verdicts against the tests'."""
+    """How far a judge model can be trusted: its verdicts against the tests', asked
+    zero- and few-shot and trained on execution labels, on the same candidates."""
     store = RunStore.open(run_dir)
     try:
-        for setting in judge_quality(store, judge, shots or [0, 2], steps(console)):
-            console.print(_quality_table(judge, setting.shots, setting.candidates,
-                                         setting.thresholds))  # fmt: skip
+        found = judge_quality(store, judge, [0, 2] if shots is None else shots, steps(console),
+                              train, trained_judge, per_task)  # fmt: skip
+        for setting in found:
+            console.print(_quality_table(setting))
     finally:
         store.close()
     report = codetrial.open_run(run_dir).report()
     console.print(f"report: {report}", soft_wrap=True, highlight=False)
 
 
-def _quality_table(judge: str, shots: int, n: int, rows: Sequence[Quality]) -> Table:
-    table = Table(title=f"Judge {judge}, {shots}-shot, on {n} candidates")
+def _quality_table(setting: JudgeQuality) -> Table:
+    table = Table(title=f"Judge {setting.judge}, {setting.setting}, on {setting.candidates} "
+                  f"candidates ({setting.correct} correct)")  # fmt: skip
     for header in ("confidence ≥", "abstained %", "kappa", "FPR %", "FNR %",
                    "precision correct %", "precision wrong %"):  # fmt: skip
         table.add_column(header, justify="right")
-    for r in rows:
+    for r in setting.thresholds:
         table.add_row(
             f"{r.threshold:.2f}",
             _pct(r.abstained),
@@ -161,6 +234,25 @@ def _quality_table(judge: str, shots: int, n: int, rows: Sequence[Quality]) -> T
             _pct(r.precision_wrong),
         )
     return table
+
+
+def train_judge(
+    runs: Annotated[list[Path], typer.Argument(help="run directories to learn from")],
+    judge: Annotated[str, typer.Option(help="the model whose hidden states it reads")] = (
+        "embedded"
+    ),
+    out_file: Annotated[Path, typer.Option("--out", help="where the judge goes (JSON)")] = Path(
+        "judge.json"
+    ),
+    per_task: PerTask = None,
+) -> None:
+    """Train a judge on execution-labelled candidates: a classifier on the judge model's
+    hidden states over the judge prompt, binary and three-class (correct, execution
+    error, wrong output). Reports both on tasks they never saw, then fits them on
+    everything."""
+    for setting in train(runs, out_file, judge, per_task, steps(console)):
+        console.print(_quality_table(setting))
+    console.print(f"trained judge: {out_file}", soft_wrap=True, highlight=False)
 
 
 def train_ranker(
@@ -175,7 +267,7 @@ def train_ranker(
     """Train a ranker on execution-labelled candidates; report how it does on tasks it
     never saw (cross-validation split by task), then fit it on everything."""
     source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None)
-    trained = train(runs, out_file, source, workers, steps(console))
+    trained = learn(runs, out_file, source, workers, steps(console))
     _unusable(trained.tests_unusable)
     console.print(_strategy_table("held-out tasks", trained.pools, trained.results))
     console.print(f"ranker: {out_file}", soft_wrap=True, highlight=False)

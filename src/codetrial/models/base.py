@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from codetrial.config import Endpoints
 from codetrial.errors import ConfigError
@@ -39,6 +39,56 @@ class Backend(Protocol):
     def close(self) -> None:
         """Release connections or loaded weights."""
         ...
+
+
+@runtime_checkable
+class DecodesTogether(Protocol):
+    """A backend that draws several completions of one prompt at once."""
+
+    def generate_together(
+        self, messages: Sequence[Message], options: Sequence[GenerationOptions]
+    ) -> list[Generation]:
+        """One generation per options (their seeds differ), in order. Raises as
+        `generate` does, for all of them."""
+        ...
+
+
+@runtime_checkable
+class ContinuesReplies(Protocol):
+    """A backend that, given messages ending with the start of the model's reply (an
+    assistant message), continues that reply and returns it whole."""
+
+    continues_replies: bool
+
+
+@runtime_checkable
+class ReadsStates(Protocol):
+    """A backend that shows its model's hidden states over a prompt, summarised as
+    `hidden_pooling` says."""
+
+    hidden_pooling: str
+
+    def hidden_state(self, messages: Sequence[Message], options: GenerationOptions) -> Any:
+        """A float vector of one fixed width for this model. Raises BackendError."""
+        ...
+
+
+def continues_replies(backend: Backend) -> bool:
+    return isinstance(backend, ContinuesReplies) and backend.continues_replies
+
+
+def decodes_together(backend: Backend, samples: int) -> bool:
+    return samples > 1 and isinstance(backend, DecodesTogether)
+
+
+def generate_samples(
+    backend: Backend, messages: Sequence[Message], options: Sequence[GenerationOptions]
+) -> list[Generation]:
+    """A generation of `messages` per options: together where the backend can."""
+    if decodes_together(backend, len(options)):
+        assert isinstance(backend, DecodesTogether)
+        return backend.generate_together(messages, options)
+    return [backend.generate(messages, o) for o in options]
 
 
 TOP_LOGPROBS = 20

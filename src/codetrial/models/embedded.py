@@ -13,9 +13,16 @@ from typing import Any
 import numpy as np
 
 from codetrial.config import Endpoints
-from codetrial.errors import BackendError, BackendUnavailable, ConfigError, WeightsError
+from codetrial.errors import BackendError, BackendUnavailable, WeightsError
 from codetrial.models.base import Kind, Readiness, register, yes_share
-from codetrial.models.weights import DEFAULT_EMBEDDED, EMBEDDED_MODELS, EmbeddedModel
+from codetrial.models.batched import Decoder, prompt_tokens
+from codetrial.models.hidden import POOLING, StateReader
+from codetrial.models.weights import (
+    EMBEDDED_MODELS,
+    EmbeddedModel,
+    find_embedded,
+    label,
+)
 from codetrial.records import Generation, GenerationOptions, Message, wire
 
 
@@ -24,10 +31,6 @@ def runtime_version() -> str | None:
         return importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
         return None
-
-
-def _label(model: EmbeddedModel) -> str:
-    return "embedded" if model.name == DEFAULT_EMBEDDED else f"embedded/{model.name}"
 
 
 class EmbeddedBackend:
@@ -44,12 +47,12 @@ class EmbeddedBackend:
         self._llama: Any = None
         self._loaded_ctx: int | None = None
         self._answers: dict[str, list[int]] | None = None
+        self._decoder: Decoder | None = None
+        self._reader: StateReader | None = None
 
     @property
     def name(self) -> str:
-        return (
-            "embedded" if self._model.name == DEFAULT_EMBEDDED else f"embedded/{self._model.name}"
-        )
+        return label(self._model)
 
     def conditions(self) -> dict[str, str]:
         return {
@@ -60,9 +63,14 @@ class EmbeddedBackend:
             "runtime": f"llama-cpp-python {runtime_version()}",
             "threads": str(os.cpu_count()),
             "kv_cache": "empty per request",
+            "samples_of_one_prompt": "decoded together: one prompt evaluation, one batch per step",
         }
 
     def close(self) -> None:
+        for part in (self._decoder, self._reader):
+            if part is not None:
+                part.close()
+        self._decoder = self._reader = None
         self._llama = None
 
     def _load(self, options: GenerationOptions) -> Any:
@@ -108,7 +116,11 @@ class EmbeddedBackend:
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
 
+    continues_replies = True
+
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        if messages[-1].role == "assistant":
+            return self.generate_together(messages, [options])[0]
         started = time.monotonic()
         llama, response = self._chat(messages, options, options.max_tokens)
         choice = response["choices"][0]
@@ -124,6 +136,58 @@ class EmbeddedBackend:
             logprob_tokens=scored,
             memory_kb=_resident_kb(),
         )
+
+    def generate_together(
+        self, messages: Sequence[Message], options: Sequence[GenerationOptions]
+    ) -> list[Generation]:
+        """One generation per options, all of `messages`, decoded together (see
+        `batched`); each is charged an equal share of the wall time. When `messages`
+        end with the start of the reply, each text is that start and its continuation."""
+        started = time.monotonic()
+        first = options[0]
+        llama = self._load(first)
+        shape = (llama, len(options), first.num_ctx, first.max_tokens)
+        decoder = self._decoder
+        if decoder is None or decoder.shape != shape:
+            if decoder is not None:
+                decoder.close()
+            decoder = self._decoder = Decoder(*shape)
+        try:
+            prompt, stops = prompt_tokens(llama, messages)
+            drawn = decoder.draw(prompt, stops, options)
+        except (ValueError, RuntimeError) as exc:
+            raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
+        share = (time.monotonic() - started) / len(options)
+        memory = _resident_kb()
+        start = messages[-1].content if messages[-1].role == "assistant" else ""
+        return [
+            Generation(
+                text=start + d.text,
+                prompt_tokens=len(prompt),
+                completion_tokens=len(d.tokens),
+                duration_s=share,
+                finish_reason=d.finish_reason,
+                logprob_sum=d.logprob_sum if d.tokens else None,
+                logprob_tokens=len(d.tokens) or None,
+                memory_kb=memory,
+            )
+            for d in drawn
+        ]
+
+    hidden_pooling = POOLING
+
+    def hidden_state(self, messages: Sequence[Message], options: GenerationOptions) -> np.ndarray:
+        """The model's hidden states over the chat prompt of `messages` (see `hidden`)."""
+        llama = self._load(options)
+        reader = self._reader
+        if reader is None or reader.shape != (llama, options.num_ctx):
+            if reader is not None:
+                reader.close()
+            reader = self._reader = StateReader(llama, options.num_ctx)
+        try:
+            return reader.read(prompt_tokens(llama, messages)[0])
+        except (ValueError, RuntimeError) as exc:
+            raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
 
     def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
         llama, response = self._chat(messages, options, 1)
@@ -197,35 +261,32 @@ def _score_generated(llama: Any, n_prompt: int) -> tuple[float | None, int | Non
 
 
 def _create(rest: str, endpoints: Endpoints) -> EmbeddedBackend:
-    name = rest or DEFAULT_EMBEDDED
-    if name not in EMBEDDED_MODELS:
-        raise ConfigError(
-            f"unknown embedded model {name!r}; embedded models: {', '.join(EMBEDDED_MODELS)}"
-        )
-    return EmbeddedBackend(EMBEDDED_MODELS[name])
+    return EmbeddedBackend(find_embedded(f"embedded/{rest}" if rest else "embedded"))
 
 
 def _readiness(endpoints: Endpoints) -> list[Readiness]:
     runtime = runtime_version()
     states = []
     for model in EMBEDDED_MODELS.values():
-        label = _label(model)
         if runtime is None:
-            states.append(Readiness(label, False, "llama-cpp-python is not installed"))
+            states.append(Readiness(label(model), False, "llama-cpp-python is not installed"))
             continue
         if model.ready:
-            states.append(Readiness(label, True, f"{model.path} (llama-cpp-python {runtime})"))
+            states.append(
+                Readiness(label(model), True, f"{model.path} (llama-cpp-python {runtime})")
+            )
             continue
         try:
             model.chunk_paths()
         except WeightsError as exc:
-            states.append(Readiness(label, False, str(exc)))
+            states.append(Readiness(label(model), False, str(exc)))
         else:
             states.append(
                 Readiness(
-                    label,
+                    label(model),
                     False,
-                    "weights installed, not yet assembled: `codetrial models --prepare`",
+                    "weights installed, not yet assembled: "
+                    f"`codetrial models --prepare {model.short}`",
                 )
             )
     return states
@@ -234,7 +295,7 @@ def _readiness(endpoints: Endpoints) -> list[Readiness]:
 register(
     Kind(
         name="embedded",
-        usage="embedded[/<name>]",
+        usage="|".join(label(m) for m in EMBEDDED_MODELS.values()),
         create=_create,
         readiness=_readiness,
     )

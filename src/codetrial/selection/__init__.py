@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -20,14 +20,15 @@ from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
 from codetrial.registry import Registry
 
 JUDGE_THRESHOLD = 0.5
+TRAINED_THRESHOLD = 0.9
 
 
 @dataclass(frozen=True)
 class PoolCandidate:
     """One candidate and what the strategies may know about it. `correct` (the hidden
     verdict) only scores the pick; `judge_yes` is a judge's probability that the code
-    is correct; `ranker_score` is a learned ranker's, from a model that never saw
-    this task."""
+    is correct, `trained_yes` a trained judge's; `ranker_score` is a learned ranker's,
+    from a model that never saw this task."""
 
     correct: bool
     code: str | None = None
@@ -36,6 +37,7 @@ class PoolCandidate:
     visible_passed: int = 0
     outputs: tuple[str, ...] | None = None
     judge_yes: float | None = None
+    trained_yes: float | None = None
     ranker_score: float | None = None
 
 
@@ -55,6 +57,7 @@ class Need(StrEnum):
     TESTS = "tests"  # which generated tests each candidate passes
     OUTPUTS = "outputs"  # the candidate's outputs on the generated tests' inputs
     JUDGE = "judge"  # a judge model's P("yes")
+    STATES = "states"  # a trained judge's P(correct), from the judge model's hidden states
 
 
 @dataclass(frozen=True)
@@ -132,14 +135,35 @@ def consensus(pool: TaskPool) -> list[float]:
     return [float(clusters[c.outputs]) if c.outputs else -1.0 for c in pool.candidates]
 
 
-@strategy("judge", Need.JUDGE)
-def judge(pool: TaskPool) -> list[float]:
-    """The judge's probability of "yes"; when no candidate reaches the threshold the
-    judge abstains and every candidate ties."""
-    confidence = [c.judge_yes if c.judge_yes is not None else 0.0 for c in pool.candidates]
-    if max(confidence, default=0.0) < JUDGE_THRESHOLD:
+def _unless_abstaining(
+    pool: TaskPool, said: Iterable[float | None], threshold: float
+) -> list[float]:
+    """A judge's probabilities of "correct"; when no candidate reaches the threshold
+    the judge abstains and every candidate ties."""
+    confidence = [p if p is not None else 0.0 for p in said]
+    if max(confidence, default=0.0) < threshold:
         return _ties(pool)
     return confidence
+
+
+@strategy("judge", Need.JUDGE)
+def judge(pool: TaskPool) -> list[float]:
+    """The judge's probability of "yes"; it abstains below 0.5."""
+    return _unless_abstaining(pool, (c.judge_yes for c in pool.candidates), JUDGE_THRESHOLD)
+
+
+@strategy("trained-judge", Need.STATES)
+def trained_judge(pool: TaskPool) -> list[float]:
+    """A judge trained on execution labels: its P(correct), read from the judge model's
+    hidden states; candidates it did not read rank last."""
+    return _missing_last(c.trained_yes for c in pool.candidates)
+
+
+@strategy("trained-judge-0.9", Need.STATES)
+def trained_judge_confident(pool: TaskPool) -> list[float]:
+    """The trained judge where it is confident: it abstains unless a candidate reaches
+    P(correct) 0.9."""
+    return _unless_abstaining(pool, (c.trained_yes for c in pool.candidates), TRAINED_THRESHOLD)
 
 
 @strategy("ranker", Need.TESTS, Need.OUTPUTS)
@@ -206,29 +230,39 @@ def paired_p(a: Sequence[float], b: Sequence[float]) -> float:
     return mcnemar_exact(round(only_a), round(only_b))
 
 
+REFERENCES = ("random", "first", "oracle")
+
+
 def compare_strategies(pools: Sequence[TaskPool], names: Sequence[str]) -> list[StrategyResult]:
-    """Every named strategy side by side on the same pools, with its 95% bootstrap
-    interval over tasks, gains over random and first, the fraction of the
-    random-to-oracle gap it closes and paired tests against random and first."""
+    """Every named strategy side by side on the same pools (see `compared`)."""
     if not pools:
         raise ConfigError("there are no tasks to select on")
-    reference = {n: select_pass_at_1(pools, n) for n in ("random", "first", "oracle")}
+    wanted = dict.fromkeys([*REFERENCES, *names])
+    return compared({n: select_pass_at_1(pools, n) for n in wanted}, names)
+
+
+def compared(values: Mapping[str, Sequence[float]], names: Sequence[str]) -> list[StrategyResult]:
+    """The named strategies' per-task values (and the references') side by side, each
+    with its 95% bootstrap interval over tasks, gains over random and first, the
+    fraction of the random-to-oracle gap it closes and paired tests against random and
+    first."""
+    reference = {n: values[n] for n in REFERENCES}
     mean = {n: sum(v) / len(v) for n, v in reference.items()}
     gap = mean["oracle"] - mean["random"]
     results = []
     for name in names:
-        values = reference.get(name) or select_pass_at_1(pools, name)
-        value = sum(values) / len(values)
+        per_task = list(values[name])
+        value = sum(per_task) / len(per_task)
         results.append(
             StrategyResult(
                 name=name,
-                per_task=values,
-                estimate=bootstrap(values),
+                per_task=per_task,
+                estimate=bootstrap(per_task),
                 gain_over_random=value - mean["random"],
                 gain_over_first=value - mean["first"],
                 gap_closed=(value - mean["random"]) / gap if gap > 0 else None,
-                p_vs_random=paired_p(values, reference["random"]),
-                p_vs_first=paired_p(values, reference["first"]),
+                p_vs_random=paired_p(per_task, reference["random"]),
+                p_vs_first=paired_p(per_task, reference["first"]),
             )
         )
     return results

@@ -1,5 +1,6 @@
 """Evidence for selection out of a run: generated tests, their results, outputs on
-their inputs and judge probabilities, gathered for what the chosen strategies need.
+their inputs, a judge's and a trained judge's probabilities, gathered for what the
+chosen strategies need.
 
 Everything is cached in the run's `selection/` folder, so a second look costs
 nothing. `Steps` lets a caller show progress: it is called with a label and a total
@@ -9,21 +10,26 @@ and gives back a context whose value is told how many items are done.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from codetrial.errors import ConfigError
 from codetrial.models import Backend, create_backend
+from codetrial.models.base import ReadsStates
 from codetrial.progress import Steps, quietly
 from codetrial.records import GenerationOptions
-from codetrial.selection import Need, TaskPool, needs
+from codetrial.selection import Need, TaskPool, needs, trained
 from codetrial.selection import learned as ranking
 from codetrial.selection.evidence import Entry, execute
 from codetrial.selection.generated import load_generated_tests, runs_as_one, write_tests
 from codetrial.selection.judging import judge_entries
 from codetrial.selection.pools import build, entries
+from codetrial.selection.subsets import Cost, cost
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
 from codetrial.tasks import Task, function_tasks
@@ -38,6 +44,8 @@ class Evidence:
     signals: list[list[ranking.Signals]]
     test_source: str
     unusable_tests: list[str]
+    trained_judge: str
+    generation: Cost
 
 
 @dataclass(frozen=True)
@@ -105,6 +113,67 @@ def judged(
         judge_backend.close()
 
 
+@dataclass(frozen=True)
+class States:
+    """The judge model's hidden states over each candidate's judge prompt, and what
+    identifies them: the model file's hash and the pooling."""
+
+    vectors: dict[tuple[str, str], np.ndarray]
+    model_sha256: str
+    pooling: str
+
+    def rows(self, everything: Sequence[Entry]) -> np.ndarray:
+        return np.stack([self.vectors[(e.task.id, e.record.code or "")] for e in everything])
+
+
+def shows_states(store: RunStore, judge: str) -> bool:
+    judge_backend = backend(judge, store, "judge")
+    judge_backend.close()
+    return isinstance(judge_backend, ReadsStates)
+
+
+def states(store: RunStore, everything: list[Entry], judge: str, steps: Steps) -> States:
+    """The judge's hidden states for every candidate, cached per judge."""
+    prompt = json.dumps(trained.prompt_hashes(), sort_keys=True)
+    digest = hashlib.sha256(prompt.encode()).hexdigest()[:12]
+    cache = store.run_dir / "selection" / f"states-{slug(judge)}-{digest}.npz"
+    judge_backend = backend(judge, store, "judge")
+    try:
+        reader = trained.reads_states(judge_backend, judge)
+        with steps(f"reading hidden states ({judge})", len(everything)) as advance:
+            vectors = trained.read_states(reader, everything, options(store), cache, advance)
+        sha = judge_backend.conditions().get("file_sha256", "")
+        return States(vectors, sha, reader.hidden_pooling)
+    finally:
+        judge_backend.close()
+
+
+def trained_judged(
+    store: RunStore, everything: list[Entry], judge: str, saved: Path | None, steps: Steps
+) -> tuple[dict[tuple[str, str], float], str]:
+    """(task id, code) -> a trained judge's P(correct) for every labelled candidate,
+    from the `saved` judge or else cross-validated by task in this run (binary head);
+    and which of the two it was. A run of one task has no other task to train on."""
+    chosen = trained.labelled(everything)
+    if saved is None and len({e.task.id for e in chosen}) < 2:
+        return {}, "none: cross-validating needs at least two tasks"
+    judge_file = trained.TrainedJudge.load(saved) if saved is not None else None
+    read = states(store, chosen, judge, steps)
+    rows = read.rows(chosen)
+    if judge_file is not None:
+        judge_file.check(judge, read.model_sha256, read.pooling)
+        scores = judge_file.heads["binary"].p_correct(rows)
+        where = f"{saved}, binary head"
+    else:
+        groups = trained.task_groups(chosen)
+        scores = trained.out_of_fold(rows, trained.targets(chosen, "binary"), groups, "binary")
+        where = "binary head, cross-validated by task"
+    found = {
+        (e.task.id, e.record.code or ""): float(p) for e, p in zip(chosen, scores, strict=True)
+    }
+    return found, where
+
+
 def gather(
     store: RunStore,
     names: Sequence[str],
@@ -113,6 +182,7 @@ def gather(
     shots: int = 0,
     workers: int = 2,
     steps: Steps = quietly,
+    trained_judge: Path | None = None,
 ) -> list[Evidence]:
     """For each model of the run: its pools, with the evidence the named strategies
     need. A task whose generated tests do not compile as one test function, the way
@@ -145,6 +215,13 @@ def gather(
             judged(store, everything, judge, shots, steps) if Need.JUDGE in wanted else {}
         )
         unusable = sorted(t for t, found in tests.items() if found and not runs_as_one(set(found)))
-        pools, signals = build(by_task, tests, executions, probabilities, unusable)
-        gathered.append(Evidence(model, tests, pools, signals, test_source, unusable))
+        scores, trained_source = (
+            trained_judged(store, everything, judge, trained_judge, steps)
+            if Need.STATES in wanted
+            else ({}, "none")
+        )
+        pools, signals = build(by_task, tests, executions, probabilities, unusable, scores)
+        found = Evidence(model, tests, pools, signals, test_source, unusable, trained_source,
+                         cost(everything))  # fmt: skip
+        gathered.append(found)
     return gathered

@@ -13,6 +13,7 @@ from pathlib import Path
 from codetrial.errors import TaskFormatError
 from codetrial.extract import extract
 from codetrial.models import Backend
+from codetrial.models.base import generate_samples
 from codetrial.prompts import test_messages
 from codetrial.records import GenerationOptions
 from codetrial.tasks import Task
@@ -84,14 +85,11 @@ def load_generated_tests(
 def write_tests(
     backend: Backend, task: Task, options: GenerationOptions, responses: int = 1
 ) -> list[str]:
-    """Ask the model for tests `responses` times (seed + i); every extracted test,
-    duplicates kept."""
+    """Ask the model for tests `responses` times (seed + i), drawn together where the
+    backend can; every extracted test, duplicates kept."""
+    seeded = [dataclasses.replace(options, seed=options.seed + i) for i in range(responses)]
     tests: list[str] = []
-    for index in range(responses):
-        generation = backend.generate(
-            test_messages(task, ASKED_TESTS),
-            dataclasses.replace(options, seed=options.seed + index),
-        )
+    for generation in generate_samples(backend, test_messages(task, ASKED_TESTS), seeded):
         text = extract(generation.text, task.entry_point).code or generation.text
         tests.extend(extract_tests(text, task.entry_point, ASKED_TESTS))
     return tests

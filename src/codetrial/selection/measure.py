@@ -1,21 +1,26 @@
 """Measuring the choosers: a judge model's verdicts against the tests' (written to
-`judge_eval.json` beside the store), and a learned ranker trained on execution-labelled
-candidates and scored on tasks it never saw."""
+`judge_eval.json` beside the store), asked zero- or few-shot or trained on its hidden
+states, and a learned ranker; the trained ones are scored on tasks they never saw."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from codetrial.errors import ConfigError
 from codetrial.progress import Steps
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.report import JUDGE_EVAL
-from codetrial.selection import StrategyResult, TaskPool, compare_strategies
+from codetrial.selection import StrategyResult, TaskPool, compare_strategies, trained
 from codetrial.selection import learned as ranking
-from codetrial.selection.gather import TestSource, gather, judged
+from codetrial.selection.evidence import Entry
+from codetrial.selection.gather import States, TestSource, gather, judged, shows_states, states
 from codetrial.selection.judging import THRESHOLDS, CalibrationBin, Quality, calibration, quality
 from codetrial.selection.pools import entries
 from codetrial.store import RunStore
@@ -25,10 +30,13 @@ from codetrial.tasks import function_tasks
 
 @dataclass(frozen=True)
 class JudgeQuality:
-    """One judge setting on every candidate of a run, against the tests' verdicts."""
+    """One judge setting on the same candidates of a run, against the tests' verdicts:
+    the model asked with `shots` worked examples, or a classifier on its hidden states
+    (`shots` None)."""
 
     judge: str
-    shots: int
+    setting: str
+    shots: int | None
     candidates: int
     correct: int
     thresholds: list[Quality]
@@ -37,46 +45,141 @@ class JudgeQuality:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "judge": self.judge, "shots": self.shots, "candidates": self.candidates,
-            "prompt_sha256": self.prompt_sha256, "correct": self.correct,
-            "thresholds": [asdict(r) for r in self.thresholds],
+            "judge": self.judge, "setting": self.setting, "shots": self.shots,
+            "candidates": self.candidates, "prompt_sha256": self.prompt_sha256,
+            "correct": self.correct, "thresholds": [asdict(r) for r in self.thresholds],
             "calibration": [asdict(b) for b in self.calibration],
         }  # fmt: skip
 
 
-def judge_quality(
-    store: RunStore, judge: str, shots: Sequence[int], steps: Steps
-) -> list[JudgeQuality]:
-    """The judge's quality at each number of worked examples; judge_eval.json written."""
-    tasks = function_tasks(store.tasks(), "codetrial judge-eval")
-    everything = [
+def _measured(
+    judge: str, setting: str, shots: int | None, pairs: Sequence[tuple[float, bool]]
+) -> JudgeQuality:
+    return JudgeQuality(
+        judge, setting, shots, len(pairs), sum(t for _, t in pairs),
+        [quality(pairs, t) for t in THRESHOLDS], calibration(pairs),
+        template_hashes(SELECTION_TEMPLATES),
+    )  # fmt: skip
+
+
+def candidates(store: RunStore, per_task: int | None, command: str) -> list[Entry]:
+    """Every labelled candidate of the run's models, the first `per_task` of each
+    task's (all without a cap)."""
+    tasks = function_tasks(store.tasks(), command)
+    return [
         e
         for model in store.manifest.config.models
         for items in entries(store, tasks, model).values()
-        for e in items
-        if e.record.code is not None
+        for e in trained.labelled(items)[:per_task]
     ]
+
+
+@dataclass(frozen=True)
+class Training:
+    """Hidden states and labels of candidates from one or more runs."""
+
+    entries: list[Entry]
+    rows: np.ndarray
+    states: States
+
+    @property
+    def groups(self) -> np.ndarray:
+        return trained.task_groups(self.entries)
+
+    def pairs(self, p_correct: np.ndarray) -> list[tuple[float, bool]]:
+        return [(float(p), e.record.passed) for p, e in zip(p_correct, self.entries, strict=True)]
+
+    def out_of_fold(self, judge: str, where: str) -> list[JudgeQuality]:
+        """Each head, measured on tasks it never saw."""
+        return [
+            _measured(judge, f"trained {head}, out-of-fold by task{where}", None, self.pairs(
+                trained.out_of_fold(self.rows, trained.targets(self.entries, head),
+                                    self.groups, head)
+            ))
+            for head in trained.HEADS
+        ]  # fmt: skip
+
+
+def judge_quality(
+    store: RunStore,
+    judge: str,
+    shots: Sequence[int],
+    steps: Steps,
+    train: bool | None = None,
+    trained_judge: Path | None = None,
+    per_task: int | None = None,
+) -> list[JudgeQuality]:
+    """The judge's quality asked with each number of worked examples and as trained
+    judges: both heads out-of-fold in this run (when `train`; by default, when the
+    judge shows its hidden states) and those of a saved one; all on the same
+    candidates. judge_eval.json is written."""
+    everything = candidates(store, per_task, "codetrial judge-eval")
+    if train is None:
+        train = shows_states(store, judge)
     (store.run_dir / "selection").mkdir(exist_ok=True)
-    hashes = template_hashes(SELECTION_TEMPLATES)
     found = []
     for count in shots:
         probabilities = judged(store, everything, judge, count, steps)
         pairs = [(probabilities[(e.task.id, e.record.code or "")], e.record.passed)
                  for e in everything]  # fmt: skip
-        found.append(
-            JudgeQuality(
-                judge,
-                count,
-                len(pairs),
-                sum(t for _, t in pairs),
-                [quality(pairs, t) for t in THRESHOLDS],
-                calibration(pairs),
-                hashes,
-            )
-        )
+        found.append(_measured(judge, f"{count}-shot", count, pairs))
+    if train or trained_judge is not None:
+        read = states(store, everything, judge, steps)
+        training = Training(everything, read.rows(everything), read)
+        if train:
+            found += training.out_of_fold(judge, "")
+        if trained_judge is not None:
+            saved = trained.TrainedJudge.load(trained_judge)
+            saved.check(judge, read.model_sha256, read.pooling)
+            found += [
+                _measured(judge, f"trained {head}, {trained_judge.name}", None,
+                          training.pairs(fitted.p_correct(training.rows)))
+                for head, fitted in saved.heads.items()
+            ]  # fmt: skip
     document = [setting.as_dict() for setting in found]
     write_atomic(store.run_dir / JUDGE_EVAL, json.dumps(document, indent=1))
     return found
+
+
+def train_judge(
+    runs: Sequence[Path], out: Path, judge: str, per_task: int | None, steps: Steps
+) -> list[JudgeQuality]:
+    """Train both heads on the runs' candidates, measure them out-of-fold by task
+    (a task is one group across runs), and save the ones fitted on everything."""
+    chosen: list[Entry] = []
+    rows, found = [], []
+    for run_dir in runs:
+        store = RunStore.open(run_dir)
+        try:
+            everything = candidates(store, per_task, "codetrial train-judge")
+            (store.run_dir / "selection").mkdir(exist_ok=True)
+            read = states(store, everything, judge, steps)
+        finally:
+            store.close()
+        chosen += everything
+        rows.append(read.rows(everything) if everything else np.zeros((0, 0)))
+        found.append(read)
+    if len({(s.model_sha256, s.pooling) for s in found}) > 1:
+        raise ConfigError(f"the judge {judge} read these runs with different models")
+    if not chosen:
+        raise ConfigError("these runs have no candidates with code to learn from")
+    training = Training(chosen, np.vstack([r for r in rows if r.size]), found[0])
+    measured = training.out_of_fold(judge, "")
+    groups = training.groups
+    heads = {
+        head: trained.fit(training.rows, trained.targets(chosen, head), groups, head)
+        for head in trained.HEADS
+    }
+    kinds = Counter(trained.kind(e.record.outcome) for e in chosen)
+    trained.TrainedJudge(
+        judge, found[0].model_sha256, found[0].pooling, trained.prompt_hashes(), heads,
+        {
+            "runs": [str(r) for r in runs], "candidates": len(chosen),
+            "tasks": len(set(groups.tolist())), "per_task": per_task, "kinds": dict(kinds),
+            "out_of_fold": [m.as_dict() for m in measured],
+        },
+    ).save(out)  # fmt: skip
+    return measured
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,11 @@ def build(
     executions: Mapping[tuple[str, str], Execution],
     judged: Mapping[tuple[str, str], float],
     void: Collection[str] = (),
+    trained: Mapping[tuple[str, str], float] | None = None,
 ) -> tuple[list[TaskPool], list[list[Signals]]]:
-    """One TaskPool per task (and the ranker's extra signals, in the same order). In
-    the tasks named in `void` no candidate counts as passing a generated test."""
+    """One TaskPool per task (and the ranker's extra signals, in the same order), with
+    the judge's and the trained judge's probabilities by (task id, code). In the tasks
+    named in `void` no candidate counts as passing a generated test."""
     pools, signals = [], []
     for task_id, items in by_task.items():
         candidates, extra = [], []
@@ -49,6 +51,7 @@ def build(
                     visible_passed=entry.visible_passed,
                     outputs=execution.outputs if execution else None,
                     judge_yes=judged.get((task_id, code or "")),
+                    trained_yes=(trained or {}).get((task_id, code or "")),
                 )
             )
             extra.append(Signals(entry.visible_outcome, entry.visible_error, entry.visible_total))

@@ -5,6 +5,7 @@ given), every strategy measured on the same pools, and the result written to
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -25,6 +26,7 @@ from codetrial.selection import (
 )
 from codetrial.selection import learned as ranking
 from codetrial.selection.gather import TestSource, gather
+from codetrial.selection.subsets import Arm, Baseline, arms, baseline
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 
@@ -43,8 +45,11 @@ class ModelSelection:
     tests_unusable: list[str]
     unavailable: list[str]
     judge: str | None
+    trained_judge: str
     ranker: str
     prompt_sha256: dict[str, str]
+    arms: list[Arm]
+    baseline: Baseline | None
 
     def as_dict(self) -> dict[str, Any]:
         """The entry selection.json holds for this model."""
@@ -56,12 +61,18 @@ class ModelSelection:
             "tests_unusable": self.tests_unusable,
             "unavailable": self.unavailable,
             "judge": self.judge,
+            "trained_judge": self.trained_judge,
             "ranker": self.ranker,
             "prompt_sha256": self.prompt_sha256,
             "strategies": [
                 {**asdict(r), "estimate": r.estimate.as_dict()} for r in self.strategies
             ],
-        }
+            "subsets": [arm.as_dict() for arm in self.arms],
+            "baseline": self.baseline and {
+                "label": self.baseline.label, "estimate": self.baseline.estimate.as_dict(),
+                "cost": asdict(self.baseline.cost),
+            },
+        }  # fmt: skip
 
 
 def strategy_names(strategies: str | Sequence[str]) -> list[str]:
@@ -85,12 +96,29 @@ def side_by_side(
     ranker: Path | None = None,
     workers: int = 2,
     steps: Steps = quietly,
+    trained_judge: Path | None = None,
+    sizes: Sequence[int] = (),
+    repeats: int = 10,
+    against: Path | None = None,
 ) -> list[ModelSelection]:
-    """Every named strategy on each model's candidates; selection.json written."""
+    """Every named strategy on each model's candidates, on the whole pools and on
+    random subsets of each of `sizes` candidates (`repeats` each, set against the
+    single attempt of the run `against` when given); selection.json written."""
+    single = None
+    if against is not None:
+        with contextlib.closing(RunStore.open(against)) as other:
+            single = baseline(other)
     found = []
     hashes = template_hashes(SELECTION_TEMPLATES)
     for evidence in gather(
-        store, names, source=source, judge=judge, shots=shots, workers=workers, steps=steps
+        store,
+        names,
+        source=source,
+        judge=judge,
+        shots=shots,
+        workers=workers,
+        steps=steps,
+        trained_judge=trained_judge,
     ):
         pools = evidence.pools
         usable = [n for n in names if Need.TESTS not in named(n).needs or evidence.tests]
@@ -111,8 +139,11 @@ def side_by_side(
                 tests_unusable=evidence.unusable_tests,
                 unavailable=sorted(set(names) - set(usable)),
                 judge=f"{judge}, {shots}-shot" if "judge" in usable else None,
+                trained_judge=evidence.trained_judge,
                 ranker=str(ranker) if ranker else "cross-validated by task",
                 prompt_sha256=hashes,
+                arms=arms(pools, usable, sizes, repeats, evidence.generation, single),
+                baseline=single,
             )
         )
     document = [selection.as_dict() for selection in found]

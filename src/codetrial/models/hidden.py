@@ -1,0 +1,63 @@
+"""The model's hidden states over a prompt: what a trained judge reads.
+
+A second llama.cpp context on the loaded weights returns, for every prompt token,
+the last layer's output after the final norm (the vector the language-model head
+turns into next-token logits). A prompt is summarised as the mean of those vectors
+over its tokens, followed by the last token's vector: the state from which the
+model would say its next word, for a judge prompt "yes" or "no".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import llama_cpp
+import numpy as np
+from llama_cpp import _internals
+
+internals: Any = _internals  # its wrappers are untyped
+
+POOLING = "mean over the prompt's tokens, then the last token's (final-norm output)"
+
+
+class StateReader:
+    """An embeddings context for prompts of at most `n_ctx` tokens."""
+
+    def __init__(self, llama: Any, n_ctx: int) -> None:
+        params = llama_cpp.llama_context_params.from_buffer_copy(llama.context_params)
+        params.n_ctx = n_ctx
+        params.n_seq_max = 1
+        params.embeddings = True
+        params.pooling_type = llama_cpp.LLAMA_POOLING_TYPE_NONE
+        self.shape = (llama, n_ctx)
+        self.llama = llama
+        self.n_ctx = n_ctx
+        self.width = llama.n_embd()
+        self.context = internals.LlamaContext(model=llama._model, params=params, verbose=False)
+        self.batch = internals.LlamaBatch(
+            n_tokens=llama.n_batch, embd=0, n_seq_max=1, verbose=False
+        )
+
+    def close(self) -> None:
+        self.batch.close()
+        self.context.close()
+
+    def read(self, tokens: list[int]) -> np.ndarray:
+        """The prompt's summary: 2 x the model's width, float32."""
+        if not tokens or len(tokens) > self.n_ctx:
+            raise ValueError(
+                f"Requested tokens ({len(tokens)}) exceed context window of {self.n_ctx}"
+            )
+        self.context.kv_cache_clear()
+        total = np.zeros(self.width, dtype=np.float64)
+        last = total
+        for start in range(0, len(tokens), self.llama.n_batch):
+            chunk = tokens[start : start + self.llama.n_batch]
+            self.batch.set_batch(batch=chunk, n_past=start, logits_all=True)
+            self.context.decode(self.batch)
+            states = np.ctypeslib.as_array(
+                llama_cpp.llama_get_embeddings(self.context.ctx), shape=(len(chunk), self.width)
+            )
+            total = total + states.sum(axis=0, dtype=np.float64)
+            last = states[-1].astype(np.float64)
+        return np.concatenate([total / len(tokens), last]).astype(np.float32)

@@ -1,0 +1,147 @@
+"""Selection from k of a task's candidates, measured the way the small-judge paper
+measures it: for each k, `repeats` random subsets of k candidates per task (seeded),
+every strategy picks within each subset, and a task's value is its mean over the
+subsets. Scores learned across tasks (the ranker's, the trained judge's) are computed
+once on the whole pool; codet, consensus and the others see only the subset.
+
+An arm can be set against another run's single attempt (a bigger model, say): that
+run's first-attempt pass rate per task, with a paired test on the same tasks, and
+what each side costs to generate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from codetrial.errors import ConfigError
+from codetrial.metrics import Estimate, bootstrap
+from codetrial.selection import REFERENCES, StrategyResult, TaskPool, compared, paired_p
+from codetrial.selection import select_pass_at_1 as picked
+from codetrial.selection.evidence import Entry
+from codetrial.selection.pools import entries
+from codetrial.store import RunStore
+from codetrial.tasks import function_tasks
+
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Mean completion tokens and generation seconds of one attempt, over tasks."""
+
+    tokens: float
+    seconds: float
+
+
+def cost(candidates: Sequence[Entry]) -> Cost:
+    by_task: dict[str, list[Entry]] = {}
+    for e in candidates:
+        by_task.setdefault(e.task.id, []).append(e)
+    tokens = [statistics.mean(e.record.completion_tokens or 0 for e in items)
+              for items in by_task.values()]  # fmt: skip
+    seconds = [statistics.mean(e.record.generation_s for e in items) for items in by_task.values()]
+    return Cost(statistics.mean(tokens or [0.0]), statistics.mean(seconds or [0.0]))
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """Another run's single attempt: per task, the share of its samples' first
+    attempts that passed (pass@1), and what an attempt costs."""
+
+    label: str
+    per_task: dict[str, float]
+    estimate: Estimate
+    cost: Cost
+
+
+def baseline(store: RunStore) -> Baseline:
+    (model, *others) = store.manifest.config.models
+    if others:
+        raise ConfigError(f"{store.run_dir} has several models; a baseline run has one")
+    by_task = entries(store, function_tasks(store.tasks(), "codetrial select --against"), model)
+    per_task = {task: sum(e.record.passed for e in items) / len(items)
+                for task, items in by_task.items()}  # fmt: skip
+    first = [e for items in by_task.values() for e in items]
+    label = f"{model} in {store.run_dir.name}"
+    return Baseline(label, per_task, bootstrap(list(per_task.values())), cost(first))
+
+
+@dataclass(frozen=True)
+class Arm:
+    """The strategies choosing among `size` candidates per task, `repeats` times; the
+    gain over the baseline and a paired test against it, by strategy; what `size`
+    candidates cost to generate."""
+
+    size: int
+    repeats: int
+    results: list[StrategyResult]
+    vs_baseline: dict[str, tuple[float, float]]
+    cost: Cost
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "size": self.size, "repeats": self.repeats, "cost": dataclasses.asdict(self.cost),
+            "strategies": [
+                {"name": r.name, "estimate": r.estimate.as_dict(),
+                 "gain_over_random": r.gain_over_random, "p_vs_random": r.p_vs_random,
+                 **({"gain_over_baseline": self.vs_baseline[r.name][0],
+                     "p_vs_baseline": self.vs_baseline[r.name][1]}
+                    if r.name in self.vs_baseline else {})}
+                for r in self.results
+            ],
+        }  # fmt: skip
+
+
+def subset(pools: Sequence[TaskPool], size: int, rng: random.Random) -> list[TaskPool]:
+    """Each task's pool cut to `size` of its candidates drawn without replacement, in
+    the order drawn (all of them, shuffled, when it has fewer)."""
+    return [
+        dataclasses.replace(
+            p, candidates=rng.sample(list(p.candidates), min(size, len(p.candidates)))
+        )
+        for p in pools
+    ]
+
+
+def arms(
+    pools: Sequence[TaskPool],
+    names: Sequence[str],
+    sizes: Sequence[int],
+    repeats: int,
+    generation: Cost,
+    against: Baseline | None = None,
+) -> list[Arm]:
+    """One Arm per size; the subsets are drawn from a generator seeded with SEED, so
+    the same pools give the same subsets."""
+    if not pools:
+        raise ConfigError("there are no tasks to select on")
+    if against is not None:
+        missing = [p.task_id for p in pools if p.task_id not in against.per_task]
+        if missing:
+            raise ConfigError(
+                f"the baseline {against.label} has no attempt at {len(missing)} of these "
+                f"tasks (first: {missing[0]}); a paired test needs the same tasks"
+            )
+    rng = random.Random(SEED)
+    found = []
+    for size in sizes:
+        draws = [subset(pools, size, rng) for _ in range(repeats)]
+        values = {
+            name: [statistics.mean(v) for v in zip(*(picked(d, name) for d in draws), strict=True)]
+            for name in dict.fromkeys([*REFERENCES, *names])
+        }
+        results = compared(values, names)
+        versus = {}
+        if against is not None:
+            single = [against.per_task[p.task_id] for p in pools]
+            mean = statistics.mean(single)
+            versus = {r.name: (r.estimate.value - mean, paired_p(r.per_task, single))
+                      for r in results}  # fmt: skip
+        spent = Cost(generation.tokens * size, generation.seconds * size)
+        found.append(Arm(size, repeats, results, versus, spent))
+    return found

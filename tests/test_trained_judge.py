@@ -1,0 +1,178 @@
+"""The trained judge: the embedded model's hidden states, classifiers trained on
+execution labels, `codetrial train-judge` and its settings in `judge-eval`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import codetrial
+from codetrial.config import Endpoints
+from codetrial.models import create_backend
+from codetrial.models.embedded import EmbeddedBackend
+from codetrial.models.hidden import StateReader
+from codetrial.models.weights import QWEN_CODER_05B
+from codetrial.records import GenerationOptions, Outcome
+from codetrial.selection.trained import HEADS, Head, kind
+from codetrial.tasks import Task
+from tests.conftest import fenced
+from tests.test_cli import cli
+
+TASKS = [f"HumanEval/{i}" for i in (0, 2, 4, 7, 12, 13, 23, 28)]
+OPTIONS = GenerationOptions(temperature=0.0, seed=1, max_tokens=16, num_ctx=2048, think=False)
+
+
+def test_hidden_states_are_llama_cpp_s_own_embeddings() -> None:
+    """The reader's summary is the mean and the last of the per-token vectors that
+    llama-cpp's own embedding path returns for the same tokens."""
+    from llama_cpp import LLAMA_POOLING_TYPE_NONE, Llama
+
+    text = "def is_even(n):\n    return n % 2 == 0\n"
+    reference = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=512, embedding=True,
+                      pooling_type=LLAMA_POOLING_TYPE_NONE, verbose=False)  # fmt: skip
+    expected = np.asarray(reference.embed(text))
+    backend = create_backend("embedded", Endpoints())
+    assert isinstance(backend, EmbeddedBackend)
+    try:
+        llama = backend._load(OPTIONS)
+        reader = StateReader(llama, 512)
+        state = reader.read(reference.tokenize(text.encode()))
+        reader.close()
+    finally:
+        backend.close()
+    width = reference.n_embd()
+    assert state.shape == (2 * width,) and expected.shape[1] == width
+    np.testing.assert_allclose(state[:width], expected.mean(axis=0), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(state[width:], expected[-1], rtol=1e-4, atol=1e-4)
+
+
+def test_outcomes_fall_into_rankef_s_three_kinds() -> None:
+    assert kind(Outcome.PASSED) == "correct" and kind(Outcome.FAILED) == "wrong output"
+    for outcome in (Outcome.ERROR, Outcome.TIMEOUT, Outcome.MEMORY, Outcome.SYNTAX_ERROR):
+        assert kind(outcome) == "execution error"
+    assert kind(Outcome.NO_CODE) is None and kind(Outcome.INFRA_ERROR) is None
+
+
+def test_a_head_reads_p_correct_from_either_class_order() -> None:
+    rows = np.asarray([[2.0], [-2.0]])
+    binary = Head(["incorrect", "correct"], 1.0, [0.0], [1.0], [[1.0]], [0.0])
+    assert binary.p_correct(rows)[0] > 0.8 and binary.p_correct(rows)[1] < 0.2
+    flipped = Head(["correct", "wrong output"], 1.0, [0.0], [1.0], [[1.0]], [0.0])
+    assert flipped.p_correct(rows)[0] < 0.2
+    three = Head(list(HEADS["three-class"]), 1.0, [0.0], [1.0], [[1.0], [0.0], [-1.0]],
+                 [0.0, 0.0, 0.0])  # fmt: skip
+    shares = three.p_correct(rows)
+    assert shares[0] > 0.8 and shares[1] < 0.05
+    only = Head(["wrong output"], 1.0, [0.0], [1.0], [[0.0]], [0.0])
+    assert only.p_correct(rows).tolist() == [0.0, 0.0]
+
+
+@pytest.fixture(scope="module")
+def labelled_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """HumanEval tasks with three candidates each, one of every kind: the reference
+    solution, one that returns nothing (wrong output) and one that raises."""
+    folder = tmp_path_factory.mktemp("trained")
+    tasks = codetrial.load_tasks("humaneval", task_ids=TASKS)
+    script = {}
+    for task in tasks:
+        assert isinstance(task, Task) and task.reference
+        head = task.prompt.rstrip()
+        script[task.entry_point] = [
+            fenced(task.prompt + task.reference),
+            fenced(f"{head}\n    return None\n"),
+            fenced(f"{head}\n    raise RuntimeError('not done')\n"),
+        ]
+    (folder / "script.json").write_text(json.dumps(script))
+    run = codetrial.run("humaneval", [f"scripted/{folder / 'script.json'}"], task_ids=TASKS,
+                        samples=3, tries=1, runs_dir=folder / "runs", efficiency=False)  # fmt: skip
+    kinds = {kind(r.outcome) for r in run.attempts()}
+    assert kinds == {"correct", "wrong output", "execution error"}
+    return run.path
+
+
+def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
+    labelled_run: Path, tmp_path: Path
+) -> None:
+    """train-judge measures both heads on tasks they never saw and saves them as JSON;
+    judge-eval puts the zero-shot judge, both heads out-of-fold and the saved judge on
+    the same candidates. The saved judge, scored on the candidates it was fitted on,
+    separates them: its weights are read the way they were trained."""
+    judge_file = tmp_path / "judge.json"
+    trained = cli("train-judge", labelled_run, "--out", judge_file)
+    assert trained.returncode == 0, trained.stderr
+    assert "trained three-class, out-of-fold by task" in trained.stdout
+    saved = json.loads(judge_file.read_text())
+    assert saved["format"] == "codetrial trained judge, version 1"
+    assert saved["model_sha256"] == QWEN_CODER_05B.sha256
+    assert saved["trained_on"]["candidates"] == 3 * len(TASKS)
+    kinds = saved["trained_on"]["kinds"]
+    assert set(kinds) == set(HEADS["three-class"]) and kinds["correct"] == len(TASKS)
+    assert saved["heads"]["three-class"]["classes"] == list(HEADS["three-class"])
+    assert len(saved["heads"]["binary"]["coef"][0]) == 2 * 896
+    states = list((labelled_run / "selection").glob("states-embedded-*.npz"))
+    assert len(states) == 1
+    read_at = states[0].stat().st_mtime_ns
+
+    result = cli("judge-eval", labelled_run, "--shots", "0", "--trained-judge", judge_file)
+    assert result.returncode == 0, result.stderr
+    settings = {s["setting"]: s for s in json.loads((labelled_run / "judge_eval.json").read_text())}
+    assert list(settings) == [
+        "0-shot", "trained binary, out-of-fold by task", "trained three-class, out-of-fold by task",
+        "trained binary, judge.json", "trained three-class, judge.json",
+    ]  # fmt: skip
+    assert {s["candidates"] for s in settings.values()} == {3 * len(TASKS)}
+    assert states[0].stat().st_mtime_ns == read_at
+    for head in HEADS:
+        fitted = settings[f"trained {head}, judge.json"]["thresholds"][0]
+        assert fitted["kappa"] > 0.8, head
+    html = (labelled_run / "report.html").read_text()
+    assert "trained three-class, out-of-fold by task" in html
+
+    chose = cli("select", labelled_run, "--strategies", "random,trained-judge,trained-judge-0.9",
+                "--trained-judge", judge_file, "--json")  # fmt: skip
+    assert chose.returncode == 0, chose.stderr
+    (selection,) = json.loads(chose.stdout)
+    assert selection["trained_judge"] == f"{judge_file}, binary head"
+    picked = {s["name"]: s["estimate"]["value"] for s in selection["strategies"]}
+    assert picked["random"] == pytest.approx(1 / 3)
+    assert picked["trained-judge"] > 0.8
+
+    arms = cli("select", labelled_run, "--strategies", "random,trained-judge",
+               "--subsets", "1,3", "--repeats", "4", "--against", labelled_run,
+               "--trained-judge", judge_file)  # fmt: skip
+    assert arms.returncode == 0, arms.stderr
+    (selection,) = json.loads((labelled_run / "selection.json").read_text())
+    one, three = selection["subsets"]
+    assert selection["baseline"]["estimate"]["value"] == pytest.approx(1 / 3)
+    by_name = {s["name"]: s for s in three["strategies"]}
+    assert by_name["trained-judge"]["gain_over_baseline"] > 0.4
+    assert {s["estimate"]["value"] for s in one["strategies"]} == {
+        one["strategies"][0]["estimate"]["value"]
+    }
+
+
+def test_a_judge_trained_on_another_model_is_refused(labelled_run: Path, tmp_path: Path) -> None:
+    judge_file = tmp_path / "judge.json"
+    assert cli("train-judge", labelled_run, "--out", judge_file).returncode == 0
+    saved = json.loads(judge_file.read_text())
+    judge_file.write_text(json.dumps({**saved, "model_sha256": "0" * 64}))
+    result = cli("judge-eval", labelled_run, "--shots", "0", "--no-train",
+                 "--trained-judge", judge_file)  # fmt: skip
+    assert result.returncode == 2 and "train it again" in result.stderr
+    judge_file.write_text("{}")
+    result = cli("judge-eval", labelled_run, "--shots", "0", "--trained-judge", judge_file)
+    assert result.returncode == 2 and "not a trained judge" in result.stderr
+    scripted = cli(
+        "train-judge",
+        labelled_run,
+        "--judge",
+        f"scripted/{labelled_run.parent.parent / 'script.json'}",
+        "--out",
+        judge_file,
+    )
+    assert scripted.returncode == 2 and "shows no hidden states" in scripted.stderr
+    for failed in (result, scripted):
+        assert "Traceback" not in failed.stderr
