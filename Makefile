@@ -6,12 +6,16 @@ SWE_FIXTURES := tests/fixtures/swe-mini
 SWE_DOWNLOADS := $(VENV)/swe
 DATA_WHEELS := $(VENV)/data-wheels
 MODEL_15B := $(VENV)/.model-1.5b
+# llama.cpp's native build enables every instruction set the build machine reports, AMX among
+# them, and its AMX matrix kernels crash (a segfault on the first decode); the wheel is built
+# for AVX2 and FMA instead, and never taken from pip's cache, which keys wheels by version only.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
 
 .PHONY: run test install model-1.5b lint browser patch bwrap clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -e '.[embedded,ranker,humaneval,repositories,harden,ray,dev]'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(BIN)/pip install --no-cache-dir -e '.[embedded,ranker,humaneval,repositories,harden,ray,dev]'
 	touch $(STAMP)
 
 install: $(STAMP)

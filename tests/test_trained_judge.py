@@ -152,6 +152,7 @@ def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
     assert {s["estimate"]["value"] for s in one["strategies"]} == {
         one["strategies"][0]["estimate"]["value"]
     }
+    assert 'class="subsets"' in (labelled_run / "report.html").read_text()
 
 
 def test_a_judge_trained_on_another_model_is_refused(labelled_run: Path, tmp_path: Path) -> None:
