@@ -214,13 +214,15 @@ def test_the_docstring_examples_run() -> None:
 def test_a_benchmark_is_asked_in_its_prompt_profile(tmp_path: Path) -> None:
     """Under evalplus-instruct a HumanEval task's first try is EvalPlus's request, with
     no system message; a backend that cannot continue a reply gets the request alone.
-    The profile is a condition of the run, and only benchmark suites take one."""
+    The profile is a condition of the run, and only benchmark suites take one. Its
+    candidates are judged as their definitions: an example call that fails at import
+    fails the reply under codetrial's profile, not under EvalPlus's."""
     (task,) = codetrial.load_tasks("humaneval", task_ids=["HumanEval/0"])
     assert isinstance(task, Task)
     script = tmp_path / "script.json"
-    script.write_text(
-        json.dumps({task.entry_point: [fenced(task.prompt + (task.reference or ""))]})
-    )
+    example = f"\nassert {task.entry_point}([1.0, 1.5], 0.1), 'an example that is wrong'\n"
+    reply = fenced(task.prompt + (task.reference or "") + example)
+    script.write_text(json.dumps({task.entry_point: [reply]}))
     runs = {}
     for profile in ("codetrial", "evalplus-instruct"):
         runs[profile] = codetrial.run(
@@ -233,7 +235,9 @@ def test_a_benchmark_is_asked_in_its_prompt_profile(tmp_path: Path) -> None:
     ((role, request),) = asked["evalplus-instruct"]
     assert role == "user" and request.startswith("Please provide a self-contained Python script")
     assert f"```\n{task.prompt.strip()}\n```\n" in request
-    assert all(r.table()[0]["passed"] for r in runs.values())
+    assert [r.table()[0]["passed"] for r in runs.values()] == [False, True]
+    sanitized = runs["evalplus-instruct"].attempts()[0]
+    assert "an example" in sanitized.raw_response and "an example" not in (sanitized.code or "")
     assert runs["evalplus-instruct"].manifest.config.prompt_profile == "evalplus-instruct"
     default, _ = codetrial.configure("humaneval", task_ids=[task.id])
     assert default.prompt_profile == "codetrial"

@@ -46,3 +46,33 @@ def test_other_languages_are_not_code() -> None:
 def test_enormous_response_is_handled() -> None:
     raw = "```python\n" + CODE + "```\n" + "x" * 2_000_000
     assert extract(raw, "f").code == CODE
+
+
+def test_definitions_only_keeps_what_the_entry_point_needs() -> None:
+    """EvalPlus's sanitizing: imports, and the definitions and assignments reachable
+    from the entry point; example calls, asserts, prints and a truncated tail go."""
+    raw = (
+        "```python\nimport math\nfrom typing import List\n\nLIMIT = 3\nunused = 1\n\n"
+        "def helper(x):\n    return x * LIMIT\n\n@staticmethod\ndef other():\n    pass\n\n"
+        "def f(x: List[int]):\n    return [helper(v) for v in x]\n\n"
+        "print(f([1]))  # Output: [3]\nassert f([]) == []\nresult = f([2])\n"
+        "if __name__ == '__main__':\n    f([0])\nprint(f([1, 2]), f(\n```"
+    )
+    code = extract(raw, "f", definitions_only=True).code
+    assert code == (
+        "import math\n\nfrom typing import List\n\nLIMIT = 3\n\n"
+        "def helper(x):\n    return x * LIMIT\n\n"
+        "def f(x: List[int]):\n    return [helper(v) for v in x]\n"
+    )
+    assert "print" in extract(raw, "f").code
+
+
+def test_definitions_only_without_the_entry_point_or_definitions() -> None:
+    """Without the entry point every definition stays (decorators with them); code
+    with no definition, or none that parses, is judged as it came."""
+    code = "@cache\ndef g():\n    return 1\n\nclass C:\n    pass\n\ng()\n"
+    assert extract(code, "f", definitions_only=True).code == (
+        "@cache\ndef g():\n    return 1\n\nclass C:\n    pass\n"
+    )
+    assert extract("```python\nprint(1)\n```", "f", definitions_only=True).code == "print(1)\n"
+    assert extract("```python\n  def f(:\n```", "f", definitions_only=True).code == "  def f(:\n"

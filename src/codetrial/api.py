@@ -377,7 +377,8 @@ def _templates(config: RunConfig, repositories: bool) -> tuple[str, ...]:
         return INTERPRET_TEMPLATES
     templates: tuple[str, ...] = TEMPLATES
     if config.prompt_profile is not None:
-        templates = tuple(dict.fromkeys((*TEMPLATES, *PROMPT_PROFILES[config.prompt_profile])))
+        asked = PROMPT_PROFILES[config.prompt_profile].templates
+        templates = tuple(dict.fromkeys((*TEMPLATES, *asked)))
     if config.edit_format is not None:
         templates = (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
     return (*templates, "repository_issue.md") if repositories else templates

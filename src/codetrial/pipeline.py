@@ -29,7 +29,13 @@ from codetrial.gate import Profile
 from codetrial.localize import Localized
 from codetrial.models import Backend
 from codetrial.models.base import continues_replies, decodes_together, generate_samples
-from codetrial.prompts import first_messages, system_message, workspace_messages, workspace_system
+from codetrial.prompts import (
+    PROMPT_PROFILES,
+    first_messages,
+    system_message,
+    workspace_messages,
+    workspace_system,
+)
 from codetrial.records import (
     AttemptRecord,
     Candidate,
@@ -77,6 +83,13 @@ class Trial:
     def shown(self, task: JudgedTask) -> Task | WorkspaceTask:
         """The task as the model sees it: a repository task through its view."""
         return self.views[task.id].view if isinstance(task, RepositoryTask) else task
+
+    @property
+    def definitions_only(self) -> bool:
+        """Whether a function candidate is judged as its definitions alone (the prompt
+        profile says)."""
+        profile = self.config.prompt_profile
+        return profile is not None and PROMPT_PROFILES[profile].definitions_only
 
     def system(self, task: JudgedTask) -> Message:
         return system_of(self.config, self.pool.profile_for(task, self.profile), task)
@@ -143,8 +156,10 @@ def settled(verdict: Verdict) -> Future[Verdict]:
 def submit(
     pool: JudgePool, profile: Profile, edit_format: EditFormat, task: JudgedTask, text: str,
     workspace: dict[str, str] | None = None, view: Localized | None = None,
+    definitions_only: bool = False,
 ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
-    """The candidate in a response, and its verdict to come; a workspace task's
+    """The candidate in a response (for a function task, with `definitions_only`, its
+    code's definitions alone), and its verdict to come; a workspace task's
     response is applied to `workspace` (its files as the last try left them), a
     repository task's to its `view`'s excerpts, and judged as the patch that makes to
     the whole files."""
@@ -160,7 +175,7 @@ def submit(
         if malformed is not None:
             return candidate, settled(malformed)
         return candidate, pool.submit_workspace(files, task)
-    candidate = extract(text, task.entry_point)
+    candidate = extract(text, task.entry_point, definitions_only)
     return candidate, pool.submit(candidate, task, profile)
 
 
@@ -243,7 +258,8 @@ def run_backend(
             for job, generation in zip(unit, generations, strict=True):
                 candidate, future = submit(trial.pool, trial.profile, trial.edit_format, job.task,
                                            generation.text, job.workspace,
-                                           trial.views.get(job.task.id))  # fmt: skip
+                                           trial.views.get(job.task.id),
+                                           trial.definitions_only)  # fmt: skip
                 in_flight[future] = Judging(job, generation, candidate, time.monotonic())
             done = {f for f in in_flight if f.done()}
         else:

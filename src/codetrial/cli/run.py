@@ -63,7 +63,8 @@ def run(
     prompt_profile: Annotated[
         str | None,
         typer.Option(
-            help="benchmark tasks: codetrial or evalplus-instruct, how the first try is asked "
+            help="benchmark tasks: codetrial or evalplus-instruct (EvalPlus's request, and "
+            "its candidates judged by their definitions alone), how the first try is asked "
             "(default codetrial)"
         ),
     ] = None,

@@ -7,6 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING
@@ -28,11 +29,22 @@ INTERPRET_TEMPLATES = (
 )  # fmt: skip
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
-# How a benchmark task (one with a code prompt) is first asked: with codetrial's own
-# system and task messages, or as EvalPlus asks an instruction-tuned model.
+
+@dataclass(frozen=True)
+class PromptProfile:
+    """How a benchmark task (one with a code prompt) is first asked, and what of the
+    reply's code is judged: all of it, or with `definitions_only` what EvalPlus's
+    sanitizer keeps (the imports and the definitions the entry point needs)."""
+
+    templates: tuple[str, str]
+    definitions_only: bool
+
+
 PROMPT_PROFILES = {
-    "codetrial": ("system.md", "task.md"),
-    "evalplus-instruct": ("evalplus_instruct.md", "evalplus_instruct_reply.md"),
+    "codetrial": PromptProfile(("system.md", "task.md"), definitions_only=False),
+    "evalplus-instruct": PromptProfile(
+        ("evalplus_instruct.md", "evalplus_instruct_reply.md"), definitions_only=True
+    ),
 }
 BENCHMARK_PROFILE = "codetrial"  # the default for benchmark suites
 
