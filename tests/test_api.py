@@ -240,7 +240,7 @@ def test_a_benchmark_is_asked_in_its_prompt_profile(tmp_path: Path) -> None:
     assert "an example" in sanitized.raw_response and "an example" not in (sanitized.code or "")
     assert runs["evalplus-instruct"].manifest.config.prompt_profile == "evalplus-instruct"
     default, _ = codetrial.configure("humaneval", task_ids=[task.id])
-    assert default.prompt_profile == "codetrial"
+    assert default.prompt_profile == "evalplus-instruct"
     with pytest.raises(ConfigError, match="--prompt-profile is for benchmark tasks"):
         codetrial.configure("contracts10", prompt_profile="evalplus-instruct")
     with pytest.raises(ConfigError, match="unknown prompt profile 'evalplus'; known: codetrial"):

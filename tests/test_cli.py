@@ -232,3 +232,29 @@ def test_check_reads_a_model_response_as_run_does(tmp_path: Path) -> None:
     strict = cli("check", response, "--task", "HumanEval/0", "--suite", "humaneval+",
                  "--data", data, "--gate", "builtins-only")  # fmt: skip
     assert strict.returncode == 1 and "rejected" in strict.stdout and "G001" in strict.stdout
+
+
+def test_check_extracts_a_benchmark_response_as_its_prompt_profile_does(tmp_path: Path) -> None:
+    """By default a benchmark task's response is judged by its definitions alone, as a
+    run under the default profile judges it: a wrong example call after the function
+    fails it only under `--prompt-profile codetrial`, which runs all of its code."""
+    response = tmp_path / "response.txt"
+    response.write_text(fenced(
+        "def add_one(xs):\n    return [x + 1 for x in xs]\n\nassert add_one([1]) == [3]\n"
+    ))  # fmt: skip
+    data = FIXTURES / "benchmarks" / "HumanEvalPlus.jsonl"
+    where = ("--task", "HumanEval/0", "--suite", "humaneval+", "--data", data)
+    default = cli("check", response, *where)
+    assert default.returncode == 0, default.stdout + default.stderr
+    whole = cli("check", response, *where, "--prompt-profile", "codetrial")
+    assert whole.returncode == 1 and "AssertionError" in whole.stdout
+    for wrong, message in [
+        (("--references", "--suite", "humaneval+", "--data", data, "--prompt-profile",
+          "codetrial"), "--prompt-profile is for a FILE"),
+        ((response, "--task", "two_sum", "--prompt-profile", "codetrial"),
+         "--prompt-profile is for benchmark tasks"),
+        ((response, *where, "--prompt-profile", "evalplus"), "unknown prompt profile"),
+    ]:  # fmt: skip
+        result = cli("check", *wrong)
+        assert result.returncode == 2 and message in " ".join(result.stderr.split())
+        _no_traceback(result)

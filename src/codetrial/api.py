@@ -39,11 +39,11 @@ from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
 from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
 from codetrial.progress import Bar, Progress, Silent, quietly, steps
 from codetrial.prompts import (
-    BENCHMARK_PROFILE,
     INTERPRET_TEMPLATES,
     PROMPT_PROFILES,
     TEMPLATES,
     WORKSPACE_TEMPLATES,
+    prompt_profile_for,
     template_hashes,
 )
 from codetrial.records import Candidate, Verdict
@@ -134,16 +134,7 @@ def _shape_conditions(
         raise ConfigError(
             f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
         )
-    benchmark = any(isinstance(t, Task) and t.prompt for t in tasks)
-    if prompt_profile is not None and not benchmark:
-        raise ConfigError(
-            f"--prompt-profile is for benchmark tasks (a code prompt to complete); suite "
-            f"{suite!r} has none"
-        )
-    if prompt_profile is not None and prompt_profile not in PROMPT_PROFILES:
-        raise ConfigError(
-            f"unknown prompt profile {prompt_profile!r}; known: {', '.join(PROMPT_PROFILES)}"
-        )
+    profile = prompt_profile_for(tasks, suite, prompt_profile)
     modes = _modes(tasks, suite, modes, samples)
     if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
         raise ConfigError(
@@ -162,7 +153,7 @@ def _shape_conditions(
         "num_ctx": defaults.num_ctx if num_ctx is None else num_ctx,
         "max_tokens": defaults.max_tokens if max_tokens is None else max_tokens,
         "edit_format": edit_format,
-        "prompt_profile": (prompt_profile or BENCHMARK_PROFILE) if benchmark else None,
+        "prompt_profile": profile,
         "gate_profile": gate_for(tasks, gate),
         "repair_attempts": tries - 1 if tries is not None else (
             (2 if modes else 1) if repair_attempts is None else repair_attempts

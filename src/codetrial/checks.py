@@ -18,6 +18,7 @@ from codetrial.gate import Profile, get_profile
 from codetrial.interpret import check_references as check_question_references
 from codetrial.interpret import question_sandbox
 from codetrial.pipeline import submit, verdict_of
+from codetrial.prompts import PROMPT_PROFILES, prompt_profile_for
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.tasks import (
     AnyTask,
@@ -88,13 +89,16 @@ def _judging(
 
 
 def check_file(
-    text: str, task_id: str, where: Where, edit_format: str = "whole"
-) -> tuple[str, str, Verdict]:
+    text: str, task_id: str, where: Where, edit_format: str = "whole",
+    prompt_profile: str | None = None,
+) -> tuple[str, str, Verdict]:  # fmt: skip
     """(isolation, gate profile, verdict) of `text` judged against `task_id` as a run
-    judges a response: its code extracted, its edit applied to a workspace task's
-    files in `edit_format`, or for a repository task the patch applied."""
+    judges a response: its code extracted (for a benchmark task, as its prompt profile
+    says), its edit applied to a workspace task's files in `edit_format`, or for a
+    repository task the patch applied."""
     with _judging(where, [task_id]) as (tasks, profile, pool):
         (task,) = tasks
+        asked = prompt_profile_for(tasks, where.suite, prompt_profile)
         if isinstance(task, QuestionTask):
             raise ConfigError(
                 f"{task_id} is a question, answered by a program and a reply: check the "
@@ -103,7 +107,9 @@ def check_file(
         if isinstance(task, RepositoryTask):
             future = pool.submit_repository(text, task)
         else:
-            _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), task, text)
+            definitions_only = asked is not None and PROMPT_PROFILES[asked].definitions_only
+            _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), task, text,
+                               definitions_only=definitions_only)  # fmt: skip
         return pool.isolation, profile.name, verdict_of(future)
 
 

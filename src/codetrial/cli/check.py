@@ -65,6 +65,13 @@ def check(
         str, typer.Option(help="workspace tasks: the format of FILE (whole, diff, udiff)")
     ] = "whole",
     gate: Gate = None,
+    prompt_profile: Annotated[
+        str | None,
+        typer.Option(
+            help="benchmark tasks: the profile whose extraction FILE's code goes through "
+            "(default evalplus-instruct: its definitions alone; codetrial: all of it)"
+        ),
+    ] = None,
     timeout: Annotated[
         float | None,
         typer.Option(help="wall seconds per test run (default 10; 60 for workspace tasks)"),
@@ -80,6 +87,8 @@ def check(
     and no starting files do."""
     if references == (file is not None) or (file is not None and task is None):
         raise ConfigError("give FILE with --task ID, or --references")
+    if references and prompt_profile is not None:
+        raise ConfigError("--prompt-profile is for a FILE: references are judged as written")
     where = Where(suite, data, repos, wheels, gate, timeout, workers, unsafe_host_exec)
     if file is None:
         isolation, profile, checked = check_references(where)
@@ -90,7 +99,7 @@ def check(
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {file}: {exc}") from exc
-    isolation, profile, verdict = check_file(text, task or "", where, edit_format)
+    isolation, profile, verdict = check_file(text, task or "", where, edit_format, prompt_profile)
     console.print(f"isolation: {isolation}  gate: {profile}", highlight=False)
     _show(task or "", verdict)
     raise typer.Exit(0 if verdict.outcome is Outcome.PASSED else 1)

@@ -65,7 +65,7 @@ def run(
         typer.Option(
             help="benchmark tasks: codetrial or evalplus-instruct (EvalPlus's request, and "
             "its candidates judged by their definitions alone), how the first try is asked "
-            "(default codetrial)"
+            "(default evalplus-instruct)"
         ),
     ] = None,
     timeout: Annotated[

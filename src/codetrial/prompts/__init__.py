@@ -12,6 +12,7 @@ from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING
 
+from codetrial.errors import ConfigError
 from codetrial.records import Message
 from codetrial.tasks import Task, WorkspaceTask
 
@@ -46,7 +47,22 @@ PROMPT_PROFILES = {
         ("evalplus_instruct.md", "evalplus_instruct_reply.md"), definitions_only=True
     ),
 }
-BENCHMARK_PROFILE = "codetrial"  # the default for benchmark suites
+BENCHMARK_PROFILE = "evalplus-instruct"  # the default for benchmark suites
+
+
+def prompt_profile_for(tasks: Sequence[object], suite: str, name: str | None) -> str | None:
+    """The prompt profile `tasks` are asked in and their candidates judged by: `name`,
+    or BENCHMARK_PROFILE, when they are benchmark tasks (a code prompt to complete);
+    None for a suite without them, which takes none."""
+    benchmark = any(isinstance(t, Task) and t.prompt for t in tasks)
+    if name is not None and not benchmark:
+        raise ConfigError(
+            f"--prompt-profile is for benchmark tasks (a code prompt to complete); suite "
+            f"{suite!r} has none"
+        )
+    if name is not None and name not in PROMPT_PROFILES:
+        raise ConfigError(f"unknown prompt profile {name!r}; known: {', '.join(PROMPT_PROFILES)}")
+    return (name or BENCHMARK_PROFILE) if benchmark else None
 
 
 @functools.cache
