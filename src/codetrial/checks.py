@@ -18,7 +18,7 @@ from codetrial.gate import Profile, get_profile
 from codetrial.interpret import check_references as check_question_references
 from codetrial.interpret import question_sandbox
 from codetrial.pipeline import submit, verdict_of
-from codetrial.prompts import PROMPT_PROFILES, prompt_profile_for
+from codetrial.prompts import judged_by_definitions, prompt_profile_for
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.tasks import (
     AnyTask,
@@ -107,9 +107,8 @@ def check_file(
         if isinstance(task, RepositoryTask):
             future = pool.submit_repository(text, task)
         else:
-            definitions_only = asked is not None and PROMPT_PROFILES[asked].definitions_only
             _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), task, text,
-                               definitions_only=definitions_only)  # fmt: skip
+                               definitions_only=judged_by_definitions(asked))  # fmt: skip
         return pool.isolation, profile.name, verdict_of(future)
 
 

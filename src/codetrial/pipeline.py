@@ -30,8 +30,8 @@ from codetrial.localize import Localized
 from codetrial.models import Backend
 from codetrial.models.base import continues_replies, decodes_together, generate_samples
 from codetrial.prompts import (
-    PROMPT_PROFILES,
     first_messages,
+    judged_by_definitions,
     system_message,
     workspace_messages,
     workspace_system,
@@ -88,8 +88,7 @@ class Trial:
     def definitions_only(self) -> bool:
         """Whether a function candidate is judged as its definitions alone (the prompt
         profile says)."""
-        profile = self.config.prompt_profile
-        return profile is not None and PROMPT_PROFILES[profile].definitions_only
+        return judged_by_definitions(self.config.prompt_profile)
 
     def system(self, task: JudgedTask) -> Message:
         return system_of(self.config, self.pool.profile_for(task, self.profile), task)

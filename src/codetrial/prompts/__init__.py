@@ -65,6 +65,11 @@ def prompt_profile_for(tasks: Sequence[object], suite: str, name: str | None) ->
     return (name or BENCHMARK_PROFILE) if benchmark else None
 
 
+def judged_by_definitions(profile: str | None) -> bool:
+    """Whether a candidate asked in `profile` is judged by its definitions alone."""
+    return profile is not None and PROMPT_PROFILES[profile].definitions_only
+
+
 @functools.cache
 def read_template(name: str) -> str:
     """A template file's text, by its path below the prompts folder."""
