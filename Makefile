@@ -9,7 +9,8 @@ MODEL_15B := $(VENV)/.model-1.5b
 # llama.cpp's native build enables every instruction set the build machine reports, AMX among
 # them, and its AMX matrix kernels crash (a segfault on the first decode); the wheel is built
 # for AVX2 and FMA instead, and never taken from pip's cache, which keys wheels by version only.
-LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+# The multimodal library (mtmd, for llava's chat handlers) is not built: codetrial never loads it.
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
 .PHONY: run test install model-1.5b lint browser patch bwrap clean
 
