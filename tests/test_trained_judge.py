@@ -15,6 +15,7 @@ from codetrial.models import create_backend
 from codetrial.models.embedded import EmbeddedBackend
 from codetrial.models.hidden import StateReader
 from codetrial.models.weights import QWEN_CODER_05B
+from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions, Outcome
 from codetrial.selection.trained import HEADS, Head, kind
 from codetrial.tasks import Task
@@ -40,7 +41,7 @@ def test_hidden_states_are_llama_cpp_s_own_embeddings() -> None:
     try:
         llama = backend._load(OPTIONS)
         reader = StateReader(llama, 512)
-        state = reader.read(reference.tokenize(text.encode()))
+        state, following = reader.read(reference.tokenize(text.encode()))
         reader.close()
     finally:
         backend.close()
@@ -48,6 +49,23 @@ def test_hidden_states_are_llama_cpp_s_own_embeddings() -> None:
     assert state.shape == (2 * width,) and expected.shape[1] == width
     np.testing.assert_allclose(state[:width], expected.mean(axis=0), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(state[width:], expected[-1], rtol=1e-4, atol=1e-4)
+    assert following.shape == (reference.n_vocab(),)
+
+
+def test_the_pass_that_reads_states_gives_the_zero_shot_judge_s_p_yes() -> None:
+    """P(yes) read beside the states is the one the judge asked alone reads, up to the
+    float rounding of a differently shaped batch."""
+    task = codetrial.load_tasks("humaneval", task_ids=["HumanEval/23"])[0]
+    assert isinstance(task, Task) and task.reference
+    backend = create_backend("embedded", Endpoints())
+    assert isinstance(backend, EmbeddedBackend)
+    try:
+        messages = judge_messages(task, task.prompt + task.reference, 0)
+        _, beside = backend.hidden_state(messages, OPTIONS)
+        assert 0.0 < beside < 1.0
+        assert beside == pytest.approx(backend.yes_probability(messages, OPTIONS), abs=0.03)
+    finally:
+        backend.close()
 
 
 def test_outcomes_fall_into_rankef_s_three_kinds() -> None:

@@ -68,8 +68,12 @@ class ReadsStates(Protocol):
 
     hidden_pooling: str
 
-    def hidden_state(self, messages: Sequence[Message], options: GenerationOptions) -> Any:
-        """A float vector of one fixed width for this model. Raises BackendError."""
+    def hidden_state(
+        self, messages: Sequence[Message], options: GenerationOptions
+    ) -> tuple[Any, float]:
+        """A float vector of one fixed width for this model, and from the same pass
+        over the prompt what `yes_probability` reads: P("yes") / (P("yes") + P("no"))
+        for the answer's first token. Raises BackendError."""
         ...
 
 

@@ -176,8 +176,11 @@ class EmbeddedBackend:
 
     hidden_pooling = POOLING
 
-    def hidden_state(self, messages: Sequence[Message], options: GenerationOptions) -> np.ndarray:
-        """The model's hidden states over the chat prompt of `messages` (see `hidden`)."""
+    def hidden_state(
+        self, messages: Sequence[Message], options: GenerationOptions
+    ) -> tuple[np.ndarray, float]:
+        """The model's hidden states over the chat prompt of `messages` (see `hidden`)
+        and P(yes) from the same pass."""
         llama = self._load(options)
         reader = self._reader
         if reader is None or reader.shape != (llama, options.num_ctx):
@@ -185,16 +188,20 @@ class EmbeddedBackend:
                 reader.close()
             reader = self._reader = StateReader(llama, options.num_ctx)
         try:
-            return reader.read(prompt_tokens(llama, messages)[0])
+            state, following = reader.read(prompt_tokens(llama, messages)[0])
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
+        return state, self._yes(llama, following)
 
     def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
         llama, response = self._chat(messages, options, 1)
+        n_prompt = int((response.get("usage") or {}).get("prompt_tokens") or 0)
+        return self._yes(llama, _logits(llama, [int(llama.input_ids[n_prompt - 1])],
+                                        n_prompt - 1)[0])  # fmt: skip
+
+    def _yes(self, llama: Any, logits: np.ndarray) -> float:
         if self._answers is None:
             self._answers = {word: _word_tokens(llama, word) for word in ("yes", "no")}
-        n_prompt = int((response.get("usage") or {}).get("prompt_tokens") or 0)
-        logits = _logits(llama, [int(llama.input_ids[n_prompt - 1])], n_prompt - 1)[0]
         shifted = logits - logits.max()
         return yes_share([(w, float(shifted[i])) for w, ids in self._answers.items() for i in ids])
 

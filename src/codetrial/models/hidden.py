@@ -42,8 +42,10 @@ class StateReader:
         self.batch.close()
         self.context.close()
 
-    def read(self, tokens: list[int]) -> np.ndarray:
-        """The prompt's summary: 2 x the model's width, float32."""
+    def read(self, tokens: list[int]) -> tuple[np.ndarray, np.ndarray]:
+        """The prompt's summary (2 x the model's width, float32) and the logits of the
+        token that would follow it (float64): every position's output passes through the
+        language-model head anyway."""
         if not tokens or len(tokens) > self.n_ctx:
             raise ValueError(
                 f"Requested tokens ({len(tokens)}) exceed context window of {self.n_ctx}"
@@ -60,4 +62,7 @@ class StateReader:
             )
             total = total + states.sum(axis=0, dtype=np.float64)
             last = states[-1].astype(np.float64)
-        return np.concatenate([total / len(tokens), last]).astype(np.float32)
+        following = np.ctypeslib.as_array(
+            llama_cpp.llama_get_logits_ith(self.context.ctx, -1), shape=(self.llama.n_vocab(),)
+        ).astype(np.float64)
+        return np.concatenate([total / len(tokens), last]).astype(np.float32), following

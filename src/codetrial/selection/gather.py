@@ -103,7 +103,12 @@ def generated_tests(
 def judged(
     store: RunStore, everything: list[Entry], judge: str, shots: int, steps: Steps
 ) -> dict[tuple[str, str], float]:
-    """(task id, code) -> the judge's P("yes"), cached per judge and number of shots."""
+    """(task id, code) -> the judge's P("yes"), cached per judge and number of shots.
+    Asked zero-shot, a judge that shows its hidden states gives it from the pass that
+    reads them, so a trained judge on the same candidates costs no second pass."""
+    if shots == 0 and shows_states(store, judge):
+        with_code = [e for e in everything if e.record.code is not None]
+        return states(store, with_code, judge, steps).yes
     cache = store.run_dir / "selection" / f"judge-{slug(judge)}-{shots}shot.json"
     judge_backend = backend(judge, store, "judge")
     try:
@@ -115,10 +120,11 @@ def judged(
 
 @dataclass(frozen=True)
 class States:
-    """The judge model's hidden states over each candidate's judge prompt, and what
-    identifies them: the model file's hash and the pooling."""
+    """The judge model's hidden states over each candidate's zero-shot judge prompt,
+    its P(yes) there, and what identifies them: the model file's hash and the pooling."""
 
     vectors: dict[tuple[str, str], np.ndarray]
+    yes: dict[tuple[str, str], float]
     model_sha256: str
     pooling: str
 
@@ -141,9 +147,11 @@ def states(store: RunStore, everything: list[Entry], judge: str, steps: Steps) -
     try:
         reader = trained.reads_states(judge_backend, judge)
         with steps(f"reading hidden states ({judge})", len(everything)) as advance:
-            vectors = trained.read_states(reader, everything, options(store), cache, advance)
+            read = trained.read_states(reader, everything, options(store), cache, advance)
         sha = judge_backend.conditions().get("file_sha256", "")
-        return States(vectors, sha, reader.hidden_pooling)
+        vectors = {key: state for key, (state, _) in read.items()}
+        return States(vectors, {key: p for key, (_, p) in read.items()}, sha,
+                      reader.hidden_pooling)  # fmt: skip
     finally:
         judge_backend.close()
 

@@ -74,9 +74,10 @@ def read_states(
     options: GenerationOptions,
     cache: Path,
     progress: Callable[[int], None] = lambda done: None,
-) -> dict[tuple[str, str], np.ndarray]:
+) -> dict[tuple[str, str], tuple[np.ndarray, float]]:
     """(task id, code) -> the judge model's hidden states over the zero-shot judge
-    prompt; identical code is read once. Kept in `cache` (.npz) and reused."""
+    prompt and its P(yes) there; identical code is read once. Kept in `cache` (.npz)
+    and reused."""
     known = _load_states(cache)
     read = 0
     for done, entry in enumerate(entries, 1):
@@ -94,18 +95,24 @@ def read_states(
             for e in entries}  # fmt: skip
 
 
-def _load_states(cache: Path) -> dict[str, np.ndarray]:
+def _load_states(cache: Path) -> dict[str, tuple[np.ndarray, float]]:
+    """The cached readings; none from a cache without P(yes), which is read again."""
     if not cache.is_file():
         return {}
     with np.load(cache, allow_pickle=False) as stored:
+        if "yes" not in stored:
+            return {}
         keys = json.loads(str(stored["keys"]))
-        return dict(zip(keys, stored["states"], strict=True))
+        readings = zip(stored["states"], stored["yes"].tolist(), strict=True)
+        return dict(zip(keys, readings, strict=True))
 
 
-def _save_states(cache: Path, known: dict[str, np.ndarray]) -> None:
+def _save_states(cache: Path, known: dict[str, tuple[np.ndarray, float]]) -> None:
     buffer = io.BytesIO()
     keys = np.asarray(json.dumps(list(known)))
-    np.savez(buffer, keys=keys, states=np.stack(list(known.values())))
+    states = np.stack([state for state, _ in known.values()])
+    yes = np.asarray([p for _, p in known.values()], dtype=np.float64)
+    np.savez(buffer, keys=keys, states=states, yes=yes)
     partial = cache.with_name(f".{cache.name}.partial")
     partial.write_bytes(buffer.getvalue())
     os.replace(partial, cache)
