@@ -22,7 +22,7 @@ from codetrial.selection import (
 )
 from codetrial.selection.evidence import Entry, Execution, execute, generated_inputs
 from codetrial.selection.generated import extract_tests, runs_as_one
-from codetrial.selection.judging import calibration, quality
+from codetrial.selection.judging import auc, calibration, quality
 from codetrial.selection.learned import Signals
 from codetrial.selection.pools import build
 from codetrial.store.artifacts import slug
@@ -264,6 +264,12 @@ def test_judge_quality_at_thresholds() -> None:
     assert bins[9].correct_share == 0.5
 
 
+def test_judge_auc_counts_ordered_pairs_and_ties_half() -> None:
+    assert auc([(0.2, False), (0.9, True), (0.7, True), (0.95, False)]) == pytest.approx(0.5)
+    assert auc([(0.1, False), (0.3, True), (0.3, False), (0.8, True)]) == pytest.approx(0.875)
+    assert auc([(0.4, True), (0.6, True)]) is None
+
+
 CLAMP_VISIBLE = (
     "from candidate import clamp\n\n\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\n\n"
     "def test_below():\n    assert clamp(-3, 0, 10) == 0\n"
@@ -332,8 +338,10 @@ def test_judge_eval_on_a_scripted_run(scripted_run: tuple[Path, Path]) -> None:
     assert [s["shots"] for s in settings] == [0, 2]
     first = settings[0]["thresholds"][0]
     assert first["kappa"] == pytest.approx(0.5) and first["false_positive_rate"] == 0.5
+    assert settings[0]["auc"] == pytest.approx(0.5)
+    assert "ROC AUC 0.50" in result.stdout
     html = (run_dir / "report.html").read_text()
-    assert 'id="judge-eval"' in html
+    assert 'id="judge-eval"' in html and "ROC AUC 0.50" in html
 
 
 def test_a_ranker_needs_more_than_one_task(scripted_run: tuple[Path, Path], tmp_path: Path) -> None:

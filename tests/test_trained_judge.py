@@ -63,7 +63,7 @@ def test_the_pass_that_reads_states_gives_the_zero_shot_judge_s_p_yes() -> None:
         messages = judge_messages(task, task.prompt + task.reference, 0)
         _, beside = backend.hidden_state(messages, OPTIONS)
         assert 0.0 < beside < 1.0
-        assert beside == pytest.approx(backend.yes_probability(messages, OPTIONS), abs=0.03)
+        assert beside == pytest.approx(backend.yes_probability(messages, OPTIONS), abs=0.05)
     finally:
         backend.close()
 

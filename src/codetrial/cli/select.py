@@ -218,8 +218,9 @@ def judge_eval(
 
 
 def _quality_table(setting: JudgeQuality) -> Table:
+    area = "n/a" if setting.auc is None else f"{setting.auc:.2f}"
     table = Table(title=f"Judge {setting.judge}, {setting.setting}, on {setting.candidates} "
-                  f"candidates ({setting.correct} correct)")  # fmt: skip
+                  f"candidates ({setting.correct} correct), ROC AUC {area}")  # fmt: skip
     for header in ("confidence ≥", "abstained %", "kappa", "FPR %", "FNR %",
                    "precision correct %", "precision wrong %"):  # fmt: skip
         table.add_column(header, justify="right")

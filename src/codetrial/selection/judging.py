@@ -3,7 +3,9 @@ that can be trusted, measured against the test verdicts.
 
 The judge abstains when its confidence, max(p, 1 - p), is below a threshold;
 otherwise it says "correct" when p >= 0.5. At each threshold the figures cover the
-candidates it did not abstain on.
+candidates it did not abstain on. Apart from any threshold, the ROC AUC says how
+well its probabilities order correct candidates above wrong ones, which is what a
+selector picking the likeliest of several uses.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from codetrial.models import Backend
 from codetrial.prompts import judge_messages
@@ -94,6 +98,18 @@ def quality(pairs: Sequence[tuple[float, bool]], threshold: float) -> Quality:
         precision_correct=_ratio(tp, tp + fp),
         precision_wrong=_ratio(tn, tn + fn),
     )
+
+
+def auc(pairs: Sequence[tuple[float, bool]]) -> float | None:
+    """The chance that a correct candidate gets a higher P(yes) than a wrong one (a tie
+    counts half): the area under the ROC curve. None without both kinds."""
+    wrong = np.sort([p for p, truth in pairs if not truth])
+    right = [p for p, truth in pairs if truth]
+    if not right or wrong.size == 0:
+        return None
+    below = np.searchsorted(wrong, right, side="left")
+    tied = np.searchsorted(wrong, right, side="right") - below
+    return float((below + tied / 2).sum() / (len(right) * len(wrong)))
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,14 @@ from codetrial.selection import StrategyResult, TaskPool, compare_strategies, tr
 from codetrial.selection import learned as ranking
 from codetrial.selection.evidence import Entry
 from codetrial.selection.gather import States, TestSource, gather, judged, shows_states, states
-from codetrial.selection.judging import THRESHOLDS, CalibrationBin, Quality, calibration, quality
+from codetrial.selection.judging import (
+    THRESHOLDS,
+    CalibrationBin,
+    Quality,
+    auc,
+    calibration,
+    quality,
+)
 from codetrial.selection.pools import entries
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
@@ -39,6 +46,7 @@ class JudgeQuality:
     shots: int | None
     candidates: int
     correct: int
+    auc: float | None
     thresholds: list[Quality]
     calibration: list[CalibrationBin]
     prompt_sha256: dict[str, str]
@@ -47,7 +55,8 @@ class JudgeQuality:
         return {
             "judge": self.judge, "setting": self.setting, "shots": self.shots,
             "candidates": self.candidates, "prompt_sha256": self.prompt_sha256,
-            "correct": self.correct, "thresholds": [asdict(r) for r in self.thresholds],
+            "correct": self.correct, "auc": self.auc,
+            "thresholds": [asdict(r) for r in self.thresholds],
             "calibration": [asdict(b) for b in self.calibration],
         }  # fmt: skip
 
@@ -56,7 +65,7 @@ def _measured(
     judge: str, setting: str, shots: int | None, pairs: Sequence[tuple[float, bool]]
 ) -> JudgeQuality:
     return JudgeQuality(
-        judge, setting, shots, len(pairs), sum(t for _, t in pairs),
+        judge, setting, shots, len(pairs), sum(t for _, t in pairs), auc(pairs),
         [quality(pairs, t) for t in THRESHOLDS], calibration(pairs),
         template_hashes(SELECTION_TEMPLATES),
     )  # fmt: skip
