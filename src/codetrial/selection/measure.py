@@ -127,13 +127,17 @@ def judge_quality(
         train = shows_states(store, judge)
     (store.run_dir / "selection").mkdir(exist_ok=True)
     found = []
+    wants_states = train or trained_judge is not None
+    read = states(store, everything, judge, steps) if wants_states else None
     for count in shots:
-        probabilities = judged(store, everything, judge, count, steps)
+        probabilities = (
+            read.yes if read is not None and count == 0
+            else judged(store, everything, judge, count, steps)
+        )  # fmt: skip
         pairs = [(probabilities[(e.task.id, e.record.code or "")], e.record.passed)
                  for e in everything]  # fmt: skip
         found.append(_measured(judge, f"{count}-shot", count, pairs))
-    if train or trained_judge is not None:
-        read = states(store, everything, judge, steps)
+    if read is not None:
         training = Training(everything, read.rows(everything), read)
         if train:
             found += training.out_of_fold(judge, "")
