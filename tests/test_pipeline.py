@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from codetrial.gate import get_profile
 from codetrial.models import ScriptedBackend
 from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
-from codetrial.records import Outcome, Visibility
+from codetrial.records import Generation, GenerationOptions, Message, Outcome, Visibility
 from codetrial.report import summarize, write_reports
 from codetrial.report.summary import pass_at_k_rows
 from codetrial.store import RunStore, new_manifest
@@ -191,3 +193,38 @@ def test_samples_give_pass_at_k_with_intervals(tmp_path: Path, contracts10) -> N
     assert row.samples == 3 and sorted(row.first) == [1, 2, 3]
     assert row.first[1] is not None and row.first[1].value == pytest.approx((2 / 3) / 2)
     assert row.first[3] is not None and row.first[3].value == pytest.approx(0.5)
+
+
+def test_an_interrupt_during_a_generation_stores_what_was_judged(
+    tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    """The model writes the next candidate while the last is judged: an interrupt then
+    still stores the verdicts that came in, so a resumed run need not draw them again."""
+    tasks = [contracts10["palindrome"], contracts10["two_sum"]]
+    pool = JudgePool(1, Limits())
+
+    class Interrupted(ScriptedBackend):
+        def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+            if "two_sum" in messages[-1].content:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and not all(
+                    f.done() for f in pool._verdicts.values()
+                ):
+                    time.sleep(0.01)
+                time.sleep(0.2)
+                raise KeyboardInterrupt
+            return super().generate(messages, options)
+
+    backend = Interrupted({"def is_palindrome(": [fenced(tasks[0].reference or "")]})
+    config = RunConfig(models=["scripted"])
+    profile = get_profile(config.gate_profile)
+    manifest = new_manifest("r3", config, tasks, {}, {}, "", pool.isolation)
+    store = RunStore.create(tmp_path / "r3", manifest)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            run_trial(Trial(config, profile, pool, store), tasks, [backend], lambda r: None)
+        (stored,) = store.attempts("scripted")
+    finally:
+        store.close()
+        pool.close()
+    assert (stored.task_id, stored.outcome) == ("palindrome", Outcome.PASSED)

@@ -232,45 +232,55 @@ def run_backend(
     queues its repair at the front. A failed request is an infra_error attempt; when
     the backend becomes unreachable or refuses the run's requests (BackendUnavailable,
     BackendRefused), generation stops and what is being judged is still stored before
-    the error goes up."""
+    the error goes up; whatever else stops it (an interrupt during a generation) stores
+    the attempts judged by then."""
     jobs = first_jobs(trial, tasks, backend)
     in_flight: dict[Future[Verdict], Judging] = {}
     limit = 2 * trial.pool.workers
     unavailable: BackendUnavailable | None = None
-    while jobs or in_flight:
-        if jobs and len(in_flight) < limit:
-            unit = jobs.popleft()
-            try:
-                generations = generations_for(trial, backend, unit)
-            except BackendUnavailable as exc:
-                unavailable = exc
-                jobs.clear()
-                continue
-            except BackendError as exc:
-                for job in unit:
-                    failed = Generation("", None, None, 0.0)
-                    stored = record(backend, job, failed, Candidate("", None),
-                                    _infrastructure_failure(str(exc)), 0.0)  # fmt: skip
-                    trial.store.save(job.task, stored)
-                    progress(stored)
-                continue
-            for job, generation in zip(unit, generations, strict=True):
-                candidate, future = submit(trial.pool, trial.profile, trial.edit_format, job.task,
-                                           generation.text, job.workspace,
-                                           trial.views.get(job.task.id),
-                                           trial.definitions_only)  # fmt: skip
-                in_flight[future] = Judging(job, generation, candidate, time.monotonic())
-            done = {f for f in in_flight if f.done()}
-        else:
-            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
-        for future in done:
-            judging = in_flight.pop(future)
-            stored = record(backend, judging.job, judging.generation, judging.candidate,
-                            verdict_of(future), time.monotonic() - judging.started)  # fmt: skip
-            trial.store.save(judging.job.task, stored)
-            progress(stored)
-            if needs_repair(stored, trial.config.repair_attempts) and unavailable is None:
-                jobs.appendleft([_repair_job(trial, judging.job.task, stored)])
+
+    def keep(future: Future[Verdict]) -> tuple[Judging, AttemptRecord]:
+        judging = in_flight.pop(future)
+        stored = record(backend, judging.job, judging.generation, judging.candidate,
+                        verdict_of(future), time.monotonic() - judging.started)  # fmt: skip
+        trial.store.save(judging.job.task, stored)
+        progress(stored)
+        return judging, stored
+
+    try:
+        while jobs or in_flight:
+            if jobs and len(in_flight) < limit:
+                unit = jobs.popleft()
+                try:
+                    generations = generations_for(trial, backend, unit)
+                except BackendUnavailable as exc:
+                    unavailable = exc
+                    jobs.clear()
+                    continue
+                except BackendError as exc:
+                    for job in unit:
+                        failed = Generation("", None, None, 0.0)
+                        stored = record(backend, job, failed, Candidate("", None),
+                                        _infrastructure_failure(str(exc)), 0.0)  # fmt: skip
+                        trial.store.save(job.task, stored)
+                        progress(stored)
+                    continue
+                for job, generation in zip(unit, generations, strict=True):
+                    candidate, future = submit(trial.pool, trial.profile, trial.edit_format,
+                                               job.task, generation.text, job.workspace,
+                                               trial.views.get(job.task.id),
+                                               trial.definitions_only)  # fmt: skip
+                    in_flight[future] = Judging(job, generation, candidate, time.monotonic())
+                done = {f for f in in_flight if f.done()}
+            else:
+                done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            for future in done:
+                judging, stored = keep(future)
+                if needs_repair(stored, trial.config.repair_attempts) and unavailable is None:
+                    jobs.appendleft([_repair_job(trial, judging.job.task, stored)])
+    finally:
+        for future in [f for f in in_flight if f.done()]:
+            keep(future)
     if unavailable is not None:
         raise unavailable
 
