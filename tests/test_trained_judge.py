@@ -12,6 +12,7 @@ import pytest
 import codetrial
 from codetrial.config import Endpoints
 from codetrial.models import create_backend
+from codetrial.models.batched import prompt_parts, prompt_tokens
 from codetrial.models.embedded import EmbeddedBackend
 from codetrial.models.hidden import StateReader
 from codetrial.models.weights import QWEN_CODER_05B
@@ -29,20 +30,30 @@ OPTIONS = GenerationOptions(temperature=0.0, seed=1, max_tokens=16, num_ctx=2048
 
 def test_hidden_states_are_llama_cpp_s_own_embeddings() -> None:
     """The reader's summary is the mean and the last of the per-token vectors that
-    llama-cpp's own embedding path returns for the same tokens."""
+    llama-cpp's own embedding path returns for the same tokens; read in parts, a
+    prompt reads the same whatever was read before it, and close to read whole (the
+    batches' shapes differ, so their float sums do: 2.4 % of the norm here)."""
     from llama_cpp import LLAMA_POOLING_TYPE_NONE, Llama
 
     text = "def is_even(n):\n    return n % 2 == 0\n"
     reference = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=512, embedding=True,
                       pooling_type=LLAMA_POOLING_TYPE_NONE, verbose=False)  # fmt: skip
     expected = np.asarray(reference.embed(text))
+    tokens = reference.tokenize(text.encode())
+    cut = len(tokens) // 2
     backend = create_backend("embedded", Endpoints())
     assert isinstance(backend, EmbeddedBackend)
     try:
         llama = backend._load(OPTIONS)
         reader = StateReader(llama, 512)
-        state, following = reader.read(reference.tokenize(text.encode()))
+        state, following = reader.read([tokens])
+        halves = reader.read([tokens[:cut], tokens[cut:]])
+        reader.read([tokens[:cut], reference.tokenize(b"def is_odd(n):")])
+        again = reader.read([tokens[:cut], tokens[cut:]])
         reader.close()
+        fresh = StateReader(llama, 512)
+        alone = fresh.read([tokens[:cut], tokens[cut:]])
+        fresh.close()
     finally:
         backend.close()
     width = reference.n_embd()
@@ -50,20 +61,32 @@ def test_hidden_states_are_llama_cpp_s_own_embeddings() -> None:
     np.testing.assert_allclose(state[:width], expected.mean(axis=0), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(state[width:], expected[-1], rtol=1e-4, atol=1e-4)
     assert following.shape == (reference.n_vocab(),)
+    for read in (again, alone):
+        assert np.array_equal(read[0], halves[0]) and np.array_equal(read[1], halves[1])
+    assert np.linalg.norm(halves[0] - state) < 0.05 * np.linalg.norm(state)
 
 
 def test_the_pass_that_reads_states_gives_the_zero_shot_judge_s_p_yes() -> None:
     """P(yes) read beside the states is the one the judge asked alone reads, up to the
-    float rounding of a differently shaped batch."""
+    float rounding of a differently shaped batch. The prompt is read in three parts:
+    what every judge prompt shares, the task, and the code with the question."""
     task = codetrial.load_tasks("humaneval", task_ids=["HumanEval/23"])[0]
     assert isinstance(task, Task) and task.reference
     backend = create_backend("embedded", Endpoints())
     assert isinstance(backend, EmbeddedBackend)
     try:
-        messages = judge_messages(task, task.prompt + task.reference, 0)
-        _, beside = backend.hidden_state(messages, OPTIONS)
+        code = task.prompt + task.reference
+        llama = backend._load(OPTIONS)
+        parts, _ = prompt_parts(llama, judge_messages(task, code, 0, parts=True))
+        assert [t for part in parts for t in part] == prompt_tokens(
+            llama, judge_messages(task, code, 0)
+        )[0]
+        assert len(parts) == 3 and "Task:" in llama.detokenize(parts[1]).decode()
+        assert llama.detokenize(parts[2]).decode().startswith(code.splitlines()[0])
+        _, beside = backend.hidden_state(judge_messages(task, code, 0, parts=True), OPTIONS)
+        alone = backend.yes_probability(judge_messages(task, code, 0), OPTIONS)
         assert 0.0 < beside < 1.0
-        assert beside == pytest.approx(backend.yes_probability(messages, OPTIONS), abs=0.05)
+        assert beside == pytest.approx(alone, abs=0.05)
     finally:
         backend.close()
 

@@ -13,6 +13,7 @@ every time the same N seeds are drawn together.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ import numpy as np
 from llama_cpp import _internals
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
+from codetrial.prompts import PART
 from codetrial.records import GenerationOptions, Message, wire
 
 internals: Any = _internals  # its wrappers are untyped
@@ -53,6 +55,14 @@ def prompt_tokens(llama: Any, messages: Sequence[Message]) -> tuple[list[int], l
     file's own chat template as `create_chat_completion` formats them. Messages that
     end with the model's own (assistant) message are its reply's start: the prompt
     stops where that message's text does, so the model goes on with it."""
+    parts, stop = prompt_parts(llama, messages)
+    return [token for part in parts for token in part], stop
+
+
+def prompt_parts(llama: Any, messages: Sequence[Message]) -> tuple[list[list[int]], list[str]]:
+    """`prompt_tokens` cut where the messages' text holds `PART` (the marks left out):
+    each cut falls where the tokens of the text before its mark stop agreeing with the
+    whole prompt's, so the same text always cuts at the same token."""
     model = llama._model
     eos, bos = llama.token_eos(), llama.token_bos()
     formatter: Any = Jinja2ChatFormatter(
@@ -67,9 +77,26 @@ def prompt_tokens(llama: Any, messages: Sequence[Message]) -> tuple[list[int], l
         wired[-1]["content"] += _REPLY_GOES_ON
     result = formatter(messages=wired)
     text = result.prompt.split(_REPLY_GOES_ON)[0] if goes_on else result.prompt
-    tokens = llama.tokenize(text.encode(), add_bos=not result.added_special, special=True)
+    pieces = text.split(PART)
+
+    def tokenize(piece: str) -> list[int]:
+        tokens: list[int] = llama.tokenize(
+            piece.encode(), add_bos=not result.added_special, special=True
+        )
+        return tokens
+
+    tokens = tokenize("".join(pieces))
+    cuts = [0]
+    for end in range(1, len(pieces)):
+        before = tokenize("".join(pieces[:end]))
+        agree = cuts[-1]
+        while agree < min(len(before), len(tokens)) and before[agree] == tokens[agree]:
+            agree += 1
+        cuts.append(agree)
+    cuts.append(len(tokens))
+    parts = [tokens[a:b] for a, b in itertools.pairwise(cuts) if b > a]
     stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
-    return tokens, stop
+    return parts, stop
 
 
 def _sampler(options: GenerationOptions) -> Any:

@@ -15,7 +15,7 @@ import numpy as np
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, WeightsError
 from codetrial.models.base import Kind, Readiness, register, yes_share
-from codetrial.models.batched import Decoder, prompt_tokens
+from codetrial.models.batched import Decoder, prompt_parts, prompt_tokens
 from codetrial.models.hidden import POOLING, StateReader
 from codetrial.models.weights import (
     EMBEDDED_MODELS,
@@ -188,7 +188,7 @@ class EmbeddedBackend:
                 reader.close()
             reader = self._reader = StateReader(llama, options.num_ctx)
         try:
-            state, following = reader.read(prompt_tokens(llama, messages)[0])
+            state, following = reader.read(prompt_parts(llama, messages)[0])
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
         return state, self._yes(llama, following)

@@ -19,6 +19,8 @@ from codetrial.tasks import Task, WorkspaceTask
 if TYPE_CHECKING:
     from codetrial.edits import EditFormat
 
+# Where a prompt may be cut into parts read one after another (see `judge_messages`).
+PART = "\u0000a-part-ends-here\u0000"
 TEMPLATES = ("system.md", "task.md", "repair.md")
 WORKSPACE_TEMPLATES = (
     "workspace_system.md", "workspace_files.md", "workspace_files_reply.md", "workspace_task.md",
@@ -117,15 +119,19 @@ def test_messages(task: Task, count: int) -> list[Message]:
     return [Message("user", text)]
 
 
-def judge_messages(task: Task, code: str, shots: int = 0) -> list[Message]:
+def judge_messages(task: Task, code: str, shots: int = 0, parts: bool = False) -> list[Message]:
     """Ask whether `code` solves the task; `shots` worked examples first, as earlier
-    turns of the conversation."""
+    turns of the conversation. With `parts`, `PART` marks where the judge prompts of
+    every task stop being alike (after the examples) and where those of one task do
+    (before the code), for a reader that keeps what two prompts share."""
+    mark = PART if parts else ""
     template = Template(read_template("judge.md"))
     messages = [Message("system", read_template("judge_system.md").strip())]
     for shot in json.loads(read_template("judge_shots.json"))[:shots]:
         question = template.substitute(spec=shot["spec"], code=shot["code"].rstrip())
         messages += [Message("user", question), Message("assistant", shot["answer"])]
-    return [*messages, Message("user", template.substitute(spec=task.spec, code=code.rstrip()))]
+    question = template.substitute(spec=task.spec, code=mark + code.rstrip())
+    return [*messages, Message("user", mark + question)]
 
 
 def workspace_system(edit_format: EditFormat) -> Message:

@@ -84,7 +84,8 @@ def read_states(
         code = entry.record.code or ""
         key = cache_key((entry.task.id, code))
         if key not in known:
-            known[key] = backend.hidden_state(judge_messages(entry.task, code, 0), options)
+            messages = judge_messages(entry.task, code, 0, parts=True)
+            known[key] = backend.hidden_state(messages, options)
             read += 1
             if read % 50 == 0:
                 _save_states(cache, known)
