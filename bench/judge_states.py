@@ -1,0 +1,75 @@
+"""A trained judge's reading of a run's candidates: in parts against in one piece.
+
+For the distinct candidates (first attempts) of the given tasks of a run, the embedded
+judge reads every zero-shot judge prompt two ways:
+  parts   as codetrial reads it: what every judge prompt shares, the task, then the
+          code and the question, the parts a prompt shares with the one before it
+          kept in the KV cache
+  whole   the same tokens in one piece, from an empty cache
+The two alternate which goes first, task by task, each from a freshly loaded model.
+Prints, per mode, seconds per candidate, and the ratio.
+Usage: python -m bench.judge_states RUN_DIR TASK_ID...
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from codetrial.config import Endpoints
+from codetrial.models import create_backend
+from codetrial.models.batched import prompt_tokens
+from codetrial.models.embedded import EmbeddedBackend
+from codetrial.prompts import judge_messages
+from codetrial.records import GenerationOptions
+from codetrial.selection.pools import entries
+from codetrial.store import RunStore
+from codetrial.tasks import Task
+
+MODES = ("parts", "whole")
+OPTIONS = GenerationOptions(0.0, 0, 1, 4096, False)
+
+
+def read(task: Task, codes: list[str], parts: bool) -> tuple[float, int]:
+    """Seconds to read every code's judge prompt, and the prompts' tokens."""
+    backend = create_backend("embedded", Endpoints())
+    assert isinstance(backend, EmbeddedBackend)
+    try:
+        llama = backend._load(OPTIONS)
+        messages = [judge_messages(task, code, 0, parts=parts) for code in codes]
+        started = time.perf_counter()
+        for prompt in messages:
+            backend.hidden_state(prompt, OPTIONS)
+        seconds = time.perf_counter() - started
+        return seconds, sum(len(prompt_tokens(llama, prompt)[0]) for prompt in messages)
+    finally:
+        backend.close()
+
+
+def main(run_dir: Path, task_ids: list[str]) -> None:
+    store = RunStore.open(run_dir)
+    tasks = [t for t in store.tasks() if isinstance(t, Task) and t.id in task_ids]
+    found = entries(store, tasks, store.manifest.config.models[0])
+    load = os.getloadavg()
+    totals = dict.fromkeys(MODES, 0.0)
+    candidates = 0
+    for index, task in enumerate(tasks):
+        codes = list(dict.fromkeys(e.record.code for e in found.get(task.id, []) if e.record.code))
+        candidates += len(codes)
+        for mode in MODES if index % 2 == 0 else reversed(MODES):
+            seconds, tokens = read(task, codes, mode == "parts")
+            totals[mode] += seconds
+            print(f"{task.id}: {len(codes)} candidates, {tokens} prompt tokens, "
+                  f"{mode}: {seconds:.1f} s")  # fmt: skip
+    print(f"{candidates} distinct candidates of {len(tasks)} tasks in {run_dir}")
+    for mode, seconds in totals.items():
+        print(f"  {mode:6} {seconds / candidates:6.2f} s a candidate")
+    ratio = totals["whole"] / totals["parts"]
+    print(f"  whole / parts: {ratio:.2f}x")
+    print(f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]), sys.argv[2:])
