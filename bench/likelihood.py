@@ -10,7 +10,6 @@ Prints median tokens/s and ratios. Usage: python -m bench.likelihood [N]
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import time
@@ -19,7 +18,7 @@ from llama_cpp import Llama
 
 from codetrial.config import Endpoints
 from codetrial.models import create_backend
-from codetrial.models.embedded import EmbeddedBackend, _score_generated
+from codetrial.models.embedded import EmbeddedBackend, _score_generated, threads
 from codetrial.models.weights import QWEN_CODER_05B
 from codetrial.records import GenerationOptions, Message, wire
 
@@ -34,7 +33,7 @@ def main(runs: int) -> None:
     backend = create_backend("embedded", Endpoints())
     assert isinstance(backend, EmbeddedBackend)
     per_token = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=2048, logits_all=True,
-                      n_threads=os.cpu_count(), verbose=False)  # fmt: skip
+                      n_threads=threads(), verbose=False)  # fmt: skip
     plain, scoring, slow = [], [], []
     for index in range(runs):
         messages = [Message("user", PROMPTS[index % len(PROMPTS)])]

@@ -31,6 +31,22 @@ DATA_WHEELS = Path(sys.executable).parents[1] / "data-wheels"
 CLI_ENV = {**os.environ, "COLUMNS": "200"}
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Under pytest-xdist, each worker and what it starts keep to a CPU of their own:
+    the embedded model then runs one thread per worker, and two workers' models never
+    contend for one core (llama.cpp's threads wait on each other at every step)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is not None:
+        cpus = sorted(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {cpus[int(worker.removeprefix("gw")) % len(cpus)]})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests that take minutes start first, so that no worker is left with one
+    at the end while the others are idle."""
+    items.sort(key=lambda item: item.get_closest_marker("minutes") is None)
+
+
 def refused_and_saved(
     result: subprocess.CompletedProcess[str], runs: Path, refused: str
 ) -> tuple[Path, str]:

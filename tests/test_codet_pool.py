@@ -17,6 +17,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import CLI_ENV, CODETRIAL
 
 CODET = Path(__file__).resolve().parents[2] / "shared" / "data" / "codet"
@@ -28,6 +30,7 @@ PUBLISHED = {"pass@1": 0.221, "pass@10": 0.504, "pass@100": 0.738}
 SELECTED = {"random": (0.221, 0.003), "codet": (0.367, 0.005), "oracle": (0.738, 0.003)}
 
 
+@pytest.mark.minutes
 def test_pool_and_codet_reproduce_the_published_figures(tmp_path: Path) -> None:
     assert POOL.is_file(), f"the CodeT data is expected at {CODET} (shared/ beside the repo)"
     started = time.monotonic()

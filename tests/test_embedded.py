@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sqlite3
 import subprocess
@@ -54,12 +55,14 @@ def test_hash_mismatch_leaves_nothing_behind(
 
 
 def test_default_trial_runs_the_embedded_model(tmp_path: Path) -> None:
+    one_cpu = {min(os.sched_getaffinity(0))}
     result = subprocess.run(
         [CODETRIAL, "run", "--task", "palindrome", "--runs-dir", str(tmp_path)],
         capture_output=True,
         text=True,
         timeout=600,
         env=CLI_ENV,
+        preexec_fn=lambda: os.sched_setaffinity(0, one_cpu),
     )
     assert result.returncode == 0, result.stderr
     assert "embedded" in result.stdout and "/1" in result.stdout
@@ -68,6 +71,7 @@ def test_default_trial_runs_the_embedded_model(tmp_path: Path) -> None:
     conditions = manifest["backends"]["embedded"]
     assert conditions["file_sha256"] == QWEN_CODER_05B.sha256
     assert conditions["runtime"].startswith("llama-cpp-python 0.3")
+    assert conditions["threads"] == "1"
     response = run_dir / "generated_code" / "embedded" / "palindrome" / "response_first.txt"
     assert response.read_text().strip()
 

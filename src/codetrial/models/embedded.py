@@ -26,6 +26,12 @@ from codetrial.models.weights import (
 from codetrial.records import Generation, GenerationOptions, Message, wire
 
 
+def threads() -> int:
+    """The CPUs this process may run on (a taskset or cpuset narrows them), one
+    llama.cpp thread each: a thread more than there are CPUs waits at every step."""
+    return len(os.sched_getaffinity(0))
+
+
 def runtime_version() -> str | None:
     try:
         return importlib.metadata.version("llama-cpp-python")
@@ -61,7 +67,7 @@ class EmbeddedBackend:
             "file_size": str(self._model.size),
             "parameters": str(self._model.parameters),
             "runtime": f"llama-cpp-python {runtime_version()}",
-            "threads": str(os.cpu_count()),
+            "threads": str(threads()),
             "kv_cache": "empty per request",
             "samples_of_one_prompt": "decoded together: one prompt evaluation, one batch per step",
         }
@@ -82,7 +88,7 @@ class EmbeddedBackend:
                     model_path=str(self._path),
                     n_ctx=options.num_ctx,
                     seed=options.seed,
-                    n_threads=os.cpu_count(),
+                    n_threads=threads(),
                     verbose=False,
                 )
             except (ValueError, RuntimeError) as exc:
