@@ -22,7 +22,7 @@ from codetrial.selection import (
 )
 from codetrial.selection.evidence import Entry, Execution, execute, generated_inputs
 from codetrial.selection.generated import extract_tests, runs_as_one
-from codetrial.selection.judging import auc, calibration, quality
+from codetrial.selection.judging import auc, calibration, quality, task_auc
 from codetrial.selection.learned import Signals
 from codetrial.selection.pools import build
 from codetrial.store.artifacts import slug
@@ -270,6 +270,16 @@ def test_judge_auc_counts_ordered_pairs_and_ties_half() -> None:
     assert auc([(0.4, True), (0.6, True)]) is None
 
 
+def test_judge_auc_within_a_task_ignores_which_tasks_are_easy() -> None:
+    easy, hard = [(0.95, True), (0.9, True)], [(0.05, False), (0.1, False)]
+    mixed = [[(0.6, True), (0.7, False)], [(0.4, True), (0.4, False)]]
+    everything = [pair for pairs in (easy, hard, *mixed) for pair in pairs]
+    assert auc(everything) == pytest.approx(27 / 32)
+    assert task_auc(mixed) == pytest.approx(0.25)
+    assert task_auc([[(0.2, False), (0.3, True), (0.1, True)]]) == pytest.approx(0.5)
+    assert task_auc([easy, hard]) is None
+
+
 CLAMP_VISIBLE = (
     "from candidate import clamp\n\n\ndef test_inside():\n    assert clamp(5, 0, 10) == 5\n\n\n"
     "def test_below():\n    assert clamp(-3, 0, 10) == 0\n"
@@ -338,10 +348,11 @@ def test_judge_eval_on_a_scripted_run(scripted_run: tuple[Path, Path]) -> None:
     assert [s["shots"] for s in settings] == [0, 2]
     first = settings[0]["thresholds"][0]
     assert first["kappa"] == pytest.approx(0.5) and first["false_positive_rate"] == 0.5
-    assert settings[0]["auc"] == pytest.approx(0.5)
-    assert "ROC AUC 0.50" in result.stdout
+    assert settings[0]["auc"] == pytest.approx(0.5) == settings[0]["task_auc"]
+    assert settings[0]["tasks_with_both"] == 1
+    assert "ROC AUC 0.50, within a task 0.50 (tasks with both kinds: 1)" in result.stdout
     html = (run_dir / "report.html").read_text()
-    assert 'id="judge-eval"' in html and "ROC AUC 0.50" in html
+    assert 'id="judge-eval"' in html and "within a task 0.50 (tasks with both kinds: 1)" in html
 
 
 def test_a_ranker_needs_more_than_one_task(scripted_run: tuple[Path, Path], tmp_path: Path) -> None:

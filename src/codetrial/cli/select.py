@@ -218,9 +218,12 @@ def judge_eval(
 
 
 def _quality_table(setting: JudgeQuality) -> Table:
-    area = "n/a" if setting.auc is None else f"{setting.auc:.2f}"
+    area, within = (
+        "n/a" if value is None else f"{value:.2f}" for value in (setting.auc, setting.task_auc)
+    )
     table = Table(title=f"Judge {setting.judge}, {setting.setting}, on {setting.candidates} "
-                  f"candidates ({setting.correct} correct), ROC AUC {area}")  # fmt: skip
+                  f"candidates ({setting.correct} correct), ROC AUC {area}, within a task "
+                  f"{within} (tasks with both kinds: {setting.tasks_with_both})")  # fmt: skip
     for header in ("confidence ≥", "abstained %", "kappa", "FPR %", "FNR %",
                    "precision correct %", "precision wrong %"):  # fmt: skip
         table.add_column(header, justify="right")

@@ -4,14 +4,17 @@ that can be trusted, measured against the test verdicts.
 The judge abstains when its confidence, max(p, 1 - p), is below a threshold;
 otherwise it says "correct" when p >= 0.5. At each threshold the figures cover the
 candidates it did not abstain on. Apart from any threshold, the ROC AUC says how
-well its probabilities order correct candidates above wrong ones, which is what a
-selector picking the likeliest of several uses.
+well its probabilities order correct candidates above wrong ones, and the same
+figure within a task how well they order a task's candidates, which is what a
+selector picking the likeliest of them uses: a judge that has only learned which
+tasks are easy orders candidates across tasks, and within a task no better than
+chance.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -100,16 +103,29 @@ def quality(pairs: Sequence[tuple[float, bool]], threshold: float) -> Quality:
     )
 
 
+def _ordered(pairs: Sequence[tuple[float, bool]]) -> tuple[float, int]:
+    """How many (correct, wrong) pairs of candidates have the correct one's P(yes) the
+    higher (a tie counts half), and how many such pairs there are."""
+    wrong = np.sort([p for p, truth in pairs if not truth])
+    right = [p for p, truth in pairs if truth]
+    below = np.searchsorted(wrong, right, side="left")
+    tied = np.searchsorted(wrong, right, side="right") - below
+    return float((below + tied / 2).sum()), len(right) * wrong.size
+
+
 def auc(pairs: Sequence[tuple[float, bool]]) -> float | None:
     """The chance that a correct candidate gets a higher P(yes) than a wrong one (a tie
     counts half): the area under the ROC curve. None without both kinds."""
-    wrong = np.sort([p for p, truth in pairs if not truth])
-    right = [p for p, truth in pairs if truth]
-    if not right or wrong.size == 0:
-        return None
-    below = np.searchsorted(wrong, right, side="left")
-    tied = np.searchsorted(wrong, right, side="right") - below
-    return float((below + tied / 2).sum() / (len(right) * len(wrong)))
+    ordered, compared = _ordered(pairs)
+    return ordered / compared if compared else None
+
+
+def task_auc(by_task: Iterable[Sequence[tuple[float, bool]]]) -> float | None:
+    """The same chance for a correct and a wrong candidate of one task, pooled over the
+    pairs of every task that has both kinds. None when no task has both."""
+    counted = [_ordered(pairs) for pairs in by_task]
+    compared = sum(n for _, n in counted)
+    return sum(ordered for ordered, _ in counted) / compared if compared else None
 
 
 @dataclass(frozen=True)

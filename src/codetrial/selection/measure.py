@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from codetrial.selection.judging import (
     auc,
     calibration,
     quality,
+    task_auc,
 )
 from codetrial.selection.pools import entries
 from codetrial.store import RunStore
@@ -39,7 +40,8 @@ from codetrial.tasks import function_tasks
 class JudgeQuality:
     """One judge setting on the same candidates of a run, against the tests' verdicts:
     the model asked with `shots` worked examples, or a classifier on its hidden states
-    (`shots` None)."""
+    (`shots` None). `task_auc` is the ROC AUC within a task, over the
+    `tasks_with_both` tasks that have correct and wrong candidates."""
 
     judge: str
     setting: str
@@ -47,6 +49,8 @@ class JudgeQuality:
     candidates: int
     correct: int
     auc: float | None
+    task_auc: float | None
+    tasks_with_both: int
     thresholds: list[Quality]
     calibration: list[CalibrationBin]
     prompt_sha256: dict[str, str]
@@ -55,19 +59,27 @@ class JudgeQuality:
         return {
             "judge": self.judge, "setting": self.setting, "shots": self.shots,
             "candidates": self.candidates, "prompt_sha256": self.prompt_sha256,
-            "correct": self.correct, "auc": self.auc,
+            "correct": self.correct, "auc": self.auc, "task_auc": self.task_auc,
+            "tasks_with_both": self.tasks_with_both,
             "thresholds": [asdict(r) for r in self.thresholds],
             "calibration": [asdict(b) for b in self.calibration],
         }  # fmt: skip
 
 
 def _measured(
-    judge: str, setting: str, shots: int | None, pairs: Sequence[tuple[float, bool]]
-) -> JudgeQuality:
+    judge: str, setting: str, shots: int | None, everything: Sequence[Entry],
+    p_correct: Iterable[float],
+) -> JudgeQuality:  # fmt: skip
+    """The setting's P(correct) for each of `everything` against the tests' verdicts."""
+    pairs = [(float(p), e.record.passed) for p, e in zip(p_correct, everything, strict=True)]
+    by_task: dict[str, list[tuple[float, bool]]] = {}
+    for pair, entry in zip(pairs, everything, strict=True):
+        by_task.setdefault(entry.task.id, []).append(pair)
+    both = [ps for ps in by_task.values() if len({truth for _, truth in ps}) == 2]
     return JudgeQuality(
         judge, setting, shots, len(pairs), sum(t for _, t in pairs), auc(pairs),
-        [quality(pairs, t) for t in THRESHOLDS], calibration(pairs),
-        template_hashes(SELECTION_TEMPLATES),
+        task_auc(both), len(both), [quality(pairs, t) for t in THRESHOLDS],
+        calibration(pairs), template_hashes(SELECTION_TEMPLATES),
     )  # fmt: skip
 
 
@@ -95,16 +107,12 @@ class Training:
     def groups(self) -> np.ndarray:
         return trained.task_groups(self.entries)
 
-    def pairs(self, p_correct: np.ndarray) -> list[tuple[float, bool]]:
-        return [(float(p), e.record.passed) for p, e in zip(p_correct, self.entries, strict=True)]
-
     def out_of_fold(self, judge: str, where: str) -> list[JudgeQuality]:
         """Each head, measured on tasks it never saw."""
         return [
-            _measured(judge, f"trained {head}, out-of-fold by task{where}", None, self.pairs(
-                trained.out_of_fold(self.rows, trained.targets(self.entries, head),
-                                    self.groups, head)
-            ))
+            _measured(judge, f"trained {head}, out-of-fold by task{where}", None, self.entries,
+                      trained.out_of_fold(self.rows, trained.targets(self.entries, head),
+                                          self.groups, head))
             for head in trained.HEADS
         ]  # fmt: skip
 
@@ -134,9 +142,9 @@ def judge_quality(
             read.yes if read is not None and count == 0
             else judged(store, everything, judge, count, steps)
         )  # fmt: skip
-        pairs = [(probabilities[(e.task.id, e.record.code or "")], e.record.passed)
-                 for e in everything]  # fmt: skip
-        found.append(_measured(judge, f"{count}-shot", count, pairs))
+        found.append(_measured(judge, f"{count}-shot", count, everything,
+                               [probabilities[(e.task.id, e.record.code or "")]
+                                for e in everything]))  # fmt: skip
     if read is not None:
         training = Training(everything, read.rows(everything), read)
         if train:
@@ -145,8 +153,8 @@ def judge_quality(
             saved = trained.TrainedJudge.load(trained_judge)
             saved.check(judge, read.model_sha256, read.pooling)
             found += [
-                _measured(judge, f"trained {head}, {trained_judge.name}", None,
-                          training.pairs(fitted.p_correct(training.rows)))
+                _measured(judge, f"trained {head}, {trained_judge.name}", None, everything,
+                          fitted.p_correct(training.rows))
                 for head, fitted in saved.heads.items()
             ]  # fmt: skip
     document = [setting.as_dict() for setting in found]
