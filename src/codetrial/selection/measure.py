@@ -71,10 +71,10 @@ def _measured(
     p_correct: Iterable[float],
 ) -> JudgeQuality:  # fmt: skip
     """The setting's P(correct) for each of `everything` against the tests' verdicts."""
-    pairs = [(float(p), e.record.passed) for p, e in zip(p_correct, everything, strict=True)]
     by_task: dict[str, list[tuple[float, bool]]] = {}
-    for pair, entry in zip(pairs, everything, strict=True):
-        by_task.setdefault(entry.task.id, []).append(pair)
+    for p, entry in zip(p_correct, everything, strict=True):
+        by_task.setdefault(entry.task.id, []).append((float(p), entry.record.passed))
+    pairs = [pair for task_pairs in by_task.values() for pair in task_pairs]
     both = [ps for ps in by_task.values() if len({truth for _, truth in ps}) == 2]
     return JudgeQuality(
         judge, setting, shots, len(pairs), sum(t for _, t in pairs), auc(pairs),
