@@ -6,6 +6,7 @@ import ast
 import re
 
 from codetrial.records import Candidate
+from codetrial.syntax import parse
 
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.S | re.M)
@@ -22,7 +23,7 @@ def without_reasoning(text: str) -> str:
 
 def _looks_like_code(text: str) -> bool:
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError:
         return re.search(r"^\s*def\s+\w+\s*\(", text, re.MULTILINE) is not None
     return any(not isinstance(node, ast.Expr) for node in tree.body)
@@ -32,7 +33,7 @@ def _longest_parsable_prefix(code: str) -> tuple[list[str], ast.Module] | None:
     lines = code.splitlines(keepends=True)
     for end in range(len(lines), 0, -1):
         try:
-            return lines[:end], ast.parse("".join(lines[:end]))
+            return lines[:end], parse("".join(lines[:end]))
         except SyntaxError:
             continue
     return None

@@ -7,6 +7,8 @@ import ast
 from collections.abc import Iterable, Set
 from typing import Any
 
+from codetrial.syntax import parse
+
 # What ast.literal_eval raises on something that is not a literal (or is too big).
 NOT_LITERAL = (ValueError, SyntaxError, TypeError, MemoryError, RecursionError)
 
@@ -19,7 +21,7 @@ def literal_calls(sources: Iterable[str], names: Set[str]) -> list[list[Any]]:
     seen: set[str] = set()
     for source in sources:
         try:
-            tree = ast.parse(source)
+            tree = parse(source)
         except SyntaxError:
             continue
         for node in ast.walk(tree):

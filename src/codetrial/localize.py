@@ -30,6 +30,7 @@ from codetrial.extras import require
 from codetrial.prompts import read_template
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.store.artifacts import changes
+from codetrial.syntax import parse
 from codetrial.tasks import AnyTask, RepositoryTask
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict import FEEDBACK_CHARS
@@ -81,8 +82,8 @@ def _chunks(text: str, largest: int) -> list[tuple[int, int]]:
     by its methods. A file that does not parse is one range."""
     lines = text.splitlines(keepends=True)
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse(text)
+    except SyntaxError:
         return [(1, len(lines))] if lines else []
     return _tile(tree.body, 1, len(lines), lines, largest)
 

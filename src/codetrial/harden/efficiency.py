@@ -37,7 +37,6 @@ of time, and reports a plain ratio to the task's one reference.
 
 from __future__ import annotations
 
-import ast
 import json
 import statistics
 from collections.abc import Sequence
@@ -54,6 +53,7 @@ from codetrial.report import EFFICIENCY
 from codetrial.sandbox import ChildExit, codec
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
+from codetrial.syntax import literal
 from codetrial.tasks import AnyTask, Task
 from codetrial.verdict.pool import NO_ANSWER, JudgePool
 
@@ -156,7 +156,7 @@ def _ratio(mine: float, theirs: float) -> float | None:
 def _heavy_args(task: Task) -> list[Any] | str:
     """The task's heavy input as arguments, or why it is not a tuple of them."""
     try:
-        args = ast.literal_eval(task.heavy_input)
+        args = literal(task.heavy_input)
     except NOT_LITERAL as exc:
         return f"heavy_input is not a Python literal ({type(exc).__name__})"
     if not isinstance(args, tuple) or len(args) != task.signature.n_params:

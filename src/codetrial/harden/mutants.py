@@ -19,6 +19,8 @@ import difflib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from codetrial.syntax import parse
+
 _COMPARISONS: dict[type[ast.cmpop], type[ast.cmpop]] = {
     ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
     ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
@@ -52,7 +54,7 @@ class Mutant:
 
 def normalized(source: str) -> str:
     """`source` as the AST writes it back, the form every mutant is written in."""
-    return ast.unparse(ast.parse(source))
+    return ast.unparse(parse(source))
 
 
 # A change applied in place to the node it was found at; it returns what replaces the
@@ -148,7 +150,7 @@ def _replaced(tree: ast.AST, target: ast.AST, change: Change) -> ast.AST:
 
 def mutants(reference: str) -> list[Mutant]:
     """Every distinct mutant of `reference`, numbered from 1 in source order."""
-    original = ast.parse(reference)
+    original = parse(reference)
     seen = {normalized(reference)}
     found: list[tuple[int, int, str, str]] = []
     for index, node in enumerate(ast.walk(original)):

@@ -15,7 +15,6 @@ which efficiency is measured. The original suite is never changed.
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import json
 import re
@@ -44,6 +43,7 @@ from codetrial.pipeline import verdict_of
 from codetrial.records import Candidate, Outcome, Verdict, Visibility
 from codetrial.sandbox import codec
 from codetrial.store.artifacts import write_atomic
+from codetrial.syntax import literal, parse
 from codetrial.tasks import Task, TestFile
 from codetrial.tasks.benchmarks import defines_check
 from codetrial.tasks.model import HEAVY_INPUT
@@ -66,7 +66,7 @@ class Hardened:
 
 def _literal(value: Any) -> bool:
     try:
-        return bool(ast.literal_eval(source_of(value)) == value)
+        return bool(literal(source_of(value)) == value)
     except NOT_LITERAL:
         return False
 
@@ -214,7 +214,7 @@ def generated_check(hardened: Hardened) -> str:
     calls the function by name, as its asserts do (MBPP)."""
     original = next(t.source for t in hardened.task.tests)
     generated = f"{original}\n\n{comparison()}\n\n_GENERATED = {_cases_source(hardened.cases)}\n"
-    if not defines_check(ast.parse(original)):
+    if not defines_check(parse(original)):
         entry = hardened.task.entry_point
         loop = f"for _args, _want in _GENERATED:\n    _case({entry}, {entry!r}, _args, _want)\n"
         return f"{generated}\n{loop}"

@@ -13,7 +13,6 @@ comes; a round that ends in a reply is scored there, on the trusted side (see
 
 from __future__ import annotations
 
-import ast
 import platform
 import time
 from collections.abc import Callable, Sequence
@@ -36,6 +35,7 @@ from codetrial.records import (
     ProgramRecord,
 )
 from codetrial.sandbox import Left, ProgramRun, Sandbox
+from codetrial.syntax import described, parse
 from codetrial.tasks.questions import QuestionTask
 from codetrial.verdict import STOP_OUTCOMES
 
@@ -170,9 +170,9 @@ def _refused(code: str | None, asking: Asking) -> tuple[Outcome, str] | None:
     if code is None:
         return Outcome.NO_CODE, "The reply held no ```python block with a program."
     try:
-        tree = ast.parse(code)
+        tree = parse(code)
     except SyntaxError as exc:
-        return Outcome.SYNTAX_ERROR, f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        return Outcome.SYNTAX_ERROR, described(exc)
     gate = check(tree, None, asking.profile)
     if not gate.allowed:
         return Outcome.REJECTED, f"Rejected by the policy gate ({gate.rule_id}): {gate.message}"

@@ -23,6 +23,7 @@ import numpy as np
 from codetrial.errors import ConfigError
 from codetrial.extras import require
 from codetrial.selection import TaskPool, codet, consensus
+from codetrial.syntax import parse
 
 OUTCOMES = (
     "passed", "failed", "error", "timeout", "memory", "output_limit", "syntax_error",
@@ -48,7 +49,7 @@ def _code_shape(code: str | None) -> list[float]:
     if not code:
         return [0.0] * (3 + len(CODE_NODES))
     try:
-        nodes = list(ast.walk(ast.parse(code)))
+        nodes = list(ast.walk(parse(code)))
     except SyntaxError:
         nodes = []
     counts = [float(sum(isinstance(n, kind) for n in nodes)) for kind in CODE_NODES]

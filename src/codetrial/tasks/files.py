@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 
 from codetrial.errors import TaskFormatError
+from codetrial.syntax import parse
 
 
 def read_task_file(path: Path) -> str:
@@ -21,7 +22,7 @@ def read_task_file(path: Path) -> str:
 def parsed(source: str, where: str) -> ast.Module:
     """The source's syntax tree; a TaskFormatError names the place and the line."""
     try:
-        return ast.parse(source)
+        return parse(source)
     except SyntaxError as exc:
         raise TaskFormatError(
             f"{where}, line {exc.lineno}: not valid Python ({exc.msg}); fix the task's file"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from codetrial.records import Visibility
+from codetrial.syntax import parse
 
 HEAVY_INPUT = "heavy_input.txt"
 PACKAGES = "packages.txt"
@@ -27,9 +28,9 @@ def _definition(text: str) -> ast.FunctionDef:
     """The one function a `def` line (a body is optional) defines; a ValueError when
     there is not exactly one."""
     try:
-        tree = ast.parse(text)
+        tree = parse(text)
     except SyntaxError:
-        tree = ast.parse(text + "\n    ...")
+        tree = parse(text + "\n    ...")
     functions = [n for n in tree.body if isinstance(n, ast.FunctionDef)]
     if len(functions) != 1:
         raise ValueError("expected exactly one function definition")

@@ -8,7 +8,6 @@ structured per-test results, never from anything the candidate printed or exited
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Sequence
 
 from codetrial.config import Limits
@@ -25,6 +24,7 @@ from codetrial.records import (
     Visibility,
 )
 from codetrial.sandbox import ChildExit, Sandbox, Session, Stop
+from codetrial.syntax import described, parse
 from codetrial.tasks import Task
 from codetrial.verdict.harness import HARNESSES
 
@@ -89,9 +89,9 @@ def judge(
             Outcome.NO_CODE, gate=None, feedback="The response contained no Python code block."
         )
     try:
-        tree = ast.parse(candidate.code)
+        tree = parse(candidate.code)
     except SyntaxError as exc:
-        message = f"SyntaxError: {exc.msg} (line {exc.lineno})"
+        message = described(exc)
         return Verdict(Outcome.SYNTAX_ERROR, gate=None, detail=message, feedback=message)
     gate: GateVerdict = check(tree, task.signature, profile)
     if not gate.allowed:

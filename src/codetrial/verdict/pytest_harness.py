@@ -30,6 +30,7 @@ from _pytest.assertion.rewrite import rewrite_asserts
 
 from codetrial.records import TestOutcome, TestResult, Visibility
 from codetrial.sandbox import LimitHit, Session
+from codetrial.syntax import parse
 from codetrial.tasks import Task, TestFile
 from codetrial.verdict.harness import HARNESSES, Recorder, proxy
 
@@ -110,7 +111,7 @@ def _plain(name: str, source: str) -> types.CodeType | None:
     if any(feature in source for feature in _PYTEST_FEATURES):
         return None
     try:
-        tree = ast.parse(source, name)
+        tree = parse(source, name)
     except SyntaxError:
         return None
     for node in tree.body:

@@ -29,6 +29,7 @@ from codetrial.config import Limits
 from codetrial.edits import EditFormat, Malformed
 from codetrial.records import Outcome, TestOutcome, TestResult, Verdict, Visibility
 from codetrial.sandbox import Sandbox, TestRun
+from codetrial.syntax import described, parse
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict import FEEDBACK_CHARS, classify, usage_of
@@ -69,7 +70,7 @@ def expected_tests(tests: Mapping[str, str]) -> set[str]:
     """The record ids the runner must send, read from the test files' syntax alone."""
     expected: set[str] = set()
     for path, source in tests.items():
-        tree = ast.parse(source, path)
+        tree = parse(source, path)
         for case, methods in _test_cases(tree).items():
             expected.update(f"{path}::{case}::{method}" for method in methods)
         expected.update(
@@ -159,11 +160,9 @@ def _syntax_error(files: Mapping[str, str]) -> str | None:
     for path, text in files.items():
         if path.endswith(".py"):
             try:
-                ast.parse(text, path)
+                parse(text, path)
             except SyntaxError as exc:
-                return f"{type(exc).__name__}: {exc.msg} ({path}, line {exc.lineno})"
-            except (RecursionError, MemoryError, ValueError) as exc:  # too deep, or NUL bytes
-                return f"SyntaxError: {path} cannot be compiled ({type(exc).__name__}: {exc})"
+                return described(exc, path)
     return None
 
 
