@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import codetrial
-from codetrial.harden.heavy import scaled
+from codetrial.harden.heavy import MAX_CHARS, MAX_SCALE, _grown, scaled
 from codetrial.harden.suite import harden, write_suite
 from codetrial.tasks import load_suite
 from tests.conftest import write_task
@@ -62,6 +62,16 @@ def test_a_test_run_records_the_cpu_time_and_peak_memory_of_its_process() -> Non
 def test_scaling_repeats_strings_and_lists_and_multiplies_ints_only_without_them() -> None:
     assert scaled(("ab", [1, 2], 3, (4, 5), 1.5), 2) == ("abab", [1, 2, 1, 2], 3, (4, 5), 1.5)
     assert scaled((3, 1.5, True), 4) == (12, 1.5, True)
+
+
+def test_strings_and_lists_grow_past_the_integer_cap_until_the_size_cap() -> None:
+    assert _grown(("ab", 3), 2 * MAX_SCALE) == (
+        ("ab" * 2 * MAX_SCALE, 3),
+        repr(("ab" * 2 * MAX_SCALE, 3)),
+    )
+    assert _grown(([1], 3), 2 * MAX_SCALE) is not None
+    assert _grown((3,), MAX_SCALE) is not None and _grown((3,), 2 * MAX_SCALE) is None
+    assert _grown(("ab",), MAX_CHARS) is None
 
 
 def test_a_hardened_task_gets_a_heavy_input_the_reference_handles(palindrome_hard: Path) -> None:
