@@ -4,6 +4,7 @@ and `codetrial select` / `judge-eval` / `train-ranker` on a scripted run."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from codetrial.errors import ConfigError
 from codetrial.metrics import mcnemar_exact
 from codetrial.records import AttemptRecord, Outcome
 from codetrial.selection import (
+    Need,
     PoolCandidate,
     TaskPool,
     compare_strategies,
@@ -20,6 +22,7 @@ from codetrial.selection import (
     ranking,
     select_pass_at_1,
 )
+from codetrial.selection.costs import Cost, Overhead, Step, per_item, timed
 from codetrial.selection.evidence import Entry, Execution, execute, generated_inputs
 from codetrial.selection.generated import extract_tests, runs_as_one
 from codetrial.selection.judging import auc, calibration, quality, task_auc
@@ -399,7 +402,7 @@ def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
     order-free strategies give their whole-pool figures; the same pools give the same
     subsets; a baseline is set against the arm task by task."""
     from codetrial.metrics import bootstrap
-    from codetrial.selection.subsets import Baseline, Cost, arms
+    from codetrial.selection.subsets import Baseline, arms
 
     pools = [
         TaskPool("a", [WRONG_ALONE, RIGHT, RIGHT, WRONG_NONE], {"t1": 1, "t2": 1, "t3": 1}),
@@ -407,13 +410,17 @@ def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
     ]
     names = ["random", "codet", "oracle"]
     single = Baseline("big", {"a": 1.0, "b": 0.0}, bootstrap([1.0, 0.0]), Cost(100, 2.0))
-    one, whole = arms(pools, names, [1, 4], 5, Cost(40, 1.5), single)
+    tests = {"tests": Step(Cost(300, 12.0), per_task=True), "runs": Step(Cost(0, 0.5))}
+    spent = Overhead({Need.TESTS: tests})
+    one, whole = arms(pools, names, [1, 4], 5, Cost(40, 1.5), spent, single)
     assert len({tuple(r.per_task) for r in one.results}) == 1
     assert [r.per_task for r in whole.results] == [select_pass_at_1(pools, n) for n in names]
     assert whole.cost == Cost(160, 6.0)
+    assert whole.selection == {"random": Cost(0, 0), "codet": Cost(300, 14.0), "oracle": Cost(0, 0)}
+    assert one.selection["codet"] == Cost(300, 12.5)
     gain, p = whole.vs_baseline["oracle"]
     assert gain == pytest.approx(0.5) and 0 < p <= 1
-    again = arms(pools, names, [1, 4], 5, Cost(40, 1.5), single)
+    again = arms(pools, names, [1, 4], 5, Cost(40, 1.5), spent, single)
     assert [r.per_task for r in again[0].results] == [r.per_task for r in one.results]
     with pytest.raises(ConfigError, match="no attempt at 1 of these tasks"):
         arms(
@@ -422,5 +429,56 @@ def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
             [2],
             1,
             Cost(0, 0),
+            spent,
             Baseline("x", {"a": 1.0}, single.estimate, single.cost),
         )
+
+
+def test_evidence_not_timed_here_leaves_a_strategy_s_cost_unmeasured() -> None:
+    shared = {"states.npz": Step(Cost(0, 2.0))}
+    spent = Overhead({Need.JUDGE: shared, Need.STATES: shared,
+                      Need.TESTS: {"file tests.jsonl": Step(None, per_task=True)}})  # fmt: skip
+    assert spent.per_task({Need.JUDGE, Need.STATES}, 5) == Cost(0, 10.0)
+    assert spent.per_task({Need.TESTS}, 5) is None
+    assert spent.per_task(set(), 5) == Cost(0, 0)
+
+
+def test_a_pass_is_timed_when_it_computes_and_resumed_passes_add_up(tmp_path: Path) -> None:
+    cache = tmp_path / "judge.json"
+    with timed(cache) as tally:
+        time.sleep(0.05)
+        tally.add(2, 30)
+    with timed(cache):
+        time.sleep(0.2)
+    assert per_item(tmp_path / "other.json") is None
+    with pytest.raises(KeyboardInterrupt), timed(cache) as tally:
+        tally.add(2, 10)
+        raise KeyboardInterrupt
+    spent = per_item(cache)
+    assert spent is not None and spent.tokens == 10 and 0.0125 <= spent.seconds < 0.05
+    assert spent == Cost(10, spent.seconds)
+
+
+def test_select_from_subsets_reports_what_each_strategy_s_evidence_cost(
+    scripted_run: tuple[Path, Path],
+) -> None:
+    run_dir, script = scripted_run
+    result = cli("select", run_dir, "--strategies", "random,codet,judge", "--judge",
+                 f"scripted/{script}", "--subsets", "1,4", "--repeats", "2")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "selecting a task" in result.stdout
+    ledger = json.loads((run_dir / "selection" / "costs.json").read_text())
+    assert {name.split("-")[0] for name in ledger} >= {"tests", "executions", "judge"}
+    (report,) = json.loads((run_dir / "selection.json").read_text())
+    one, four = ({s["name"]: s["selection_cost"] for s in arm["strategies"]}
+                 for arm in report["subsets"])  # fmt: skip
+    assert one["random"] == four["random"] == {"tokens": 0, "seconds": 0}
+    assert four["codet"]["tokens"] == one["codet"]["tokens"] > 0
+    assert four["codet"]["seconds"] > one["codet"]["seconds"] > 0
+    assert four["judge"]["seconds"] == pytest.approx(4 * one["judge"]["seconds"])
+    assert four["judge"]["tokens"] == 0
+    again = cli("select", run_dir, "--strategies", "random,codet,judge", "--judge",
+                f"scripted/{script}", "--subsets", "1,4", "--repeats", "2")  # fmt: skip
+    assert again.returncode == 0, again.stderr
+    assert json.loads((run_dir / "selection" / "costs.json").read_text()) == ledger
+    assert "selecting: s / task" in (run_dir / "report.html").read_text()

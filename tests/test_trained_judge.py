@@ -191,6 +191,10 @@ def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
     assert selection["baseline"]["estimate"]["value"] == pytest.approx(1 / 3)
     by_name = {s["name"]: s for s in three["strategies"]}
     assert by_name["trained-judge"]["gain_over_baseline"] > 0.4
+    states_s = by_name["trained-judge"]["selection_cost"]["seconds"]
+    assert states_s > 0
+    assert 3 * one["strategies"][1]["selection_cost"]["seconds"] == pytest.approx(states_s)
+    assert by_name["random"]["selection_cost"] == {"tokens": 0, "seconds": 0}
     assert {s["estimate"]["value"] for s in one["strategies"]} == {
         one["strategies"][0]["estimate"]["value"]
     }

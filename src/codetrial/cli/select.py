@@ -18,6 +18,7 @@ from codetrial.errors import ConfigError
 from codetrial.progress import steps
 from codetrial.samples import prompt_map
 from codetrial.selection import StrategyResult, TaskPool
+from codetrial.selection.costs import Cost
 from codetrial.selection.gather import TestSource
 from codetrial.selection.measure import JudgeQuality, judge_quality
 from codetrial.selection.measure import train_judge as train
@@ -132,19 +133,26 @@ def _arm_table(model: str, arm: Arm, against: Baseline | None) -> Table:
         title += (f"; baseline {against.label}: {against.estimate}, {against.cost.tokens:.0f} "
                   f"tokens, {against.cost.seconds:.1f} s")  # fmt: skip
     table = Table(title=title)
-    headers = ["strategy", "pass@1 % [95% CI]", "vs random", "p vs random"]
+    headers = ["strategy", "pass@1 % [95% CI]", "vs random", "p vs random", "selecting a task"]
     if against is not None:
         headers += ["vs baseline", "p vs baseline"]
     for header in headers:
         table.add_column(header, justify="left" if header == "strategy" else "right")
     for r in arm.results:
         row = [r.name, str(r.estimate).replace("%", ""), _pct(r.gain_over_random, signed=True),
-               f"{r.p_vs_random:.3g}"]  # fmt: skip
+               f"{r.p_vs_random:.3g}", _spent(arm.selection[r.name])]  # fmt: skip
         if against is not None:
             gain, p = arm.vs_baseline[r.name]
             row += [_pct(gain, signed=True), f"{p:.3g}"]
         table.add_row(*row)
     return table
+
+
+def _spent(cost: Cost | None) -> str:
+    """What a strategy's evidence cost a task on top of generation."""
+    if cost is None:
+        return "not measured"
+    return f"{cost.seconds:.1f} s" + (f", {cost.tokens:.0f} tokens" if cost.tokens else "")
 
 
 def _unusable(tasks: Sequence[str]) -> None:

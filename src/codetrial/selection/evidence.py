@@ -89,10 +89,12 @@ def execute(
     cache: Path,
     outputs: bool = True,
     progress: Callable[[int], None] = lambda done: None,
+    computed: Callable[[int], None] = lambda items: None,
 ) -> dict[tuple[str, str], Execution]:
     """(task id, code) -> its execution, for every runnable candidate; identical code
     runs once. Outputs on the tests' inputs are gathered only when asked for. Results
-    are kept in `cache` (a JSON file) and reused while the task's tests are the same."""
+    are kept in `cache` (a JSON file) and reused while the task's tests are the same;
+    `computed` is told how many were run once they are kept."""
     known = read_json(cache, dict)
     digests = {task_id: _digest(tests.get(task_id, [])) for task_id in {e.task.id for e in entries}}
 
@@ -132,6 +134,7 @@ def execute(
         progress(done)
     if futures:
         write_atomic(cache, json.dumps(known))
+        computed(len(futures))
     executions = {}
     for entry in entries:
         key = (entry.task.id, entry.record.code or "")
@@ -140,6 +143,9 @@ def execute(
                 tuple(found["passed_tests"]), tuple(found["outputs"] or ()) or None
             )
     return executions
+
+
+SAVE_EVERY = 50  # a long pass over candidates keeps what it has computed this often
 
 
 def cache_key(key: tuple[str, str]) -> str:

@@ -3,8 +3,9 @@ their inputs, a judge's and a trained judge's probabilities, gathered for what t
 chosen strategies need.
 
 Everything is cached in the run's `selection/` folder, so a second look costs
-nothing. `Steps` lets a caller show progress: it is called with a label and a total
-and gives back a context whose value is told how many items are done.
+nothing, and what computing it cost is kept beside (costs.py). `Steps` lets a
+caller show progress: it is called with a label and a total and gives back a
+context whose value is told how many items are done.
 """
 
 from __future__ import annotations
@@ -25,11 +26,12 @@ from codetrial.progress import Steps, quietly
 from codetrial.records import GenerationOptions
 from codetrial.selection import Need, TaskPool, needs, trained
 from codetrial.selection import learned as ranking
+from codetrial.selection.costs import Cost, Overhead, Step, per_item, timed
 from codetrial.selection.evidence import Entry, execute
 from codetrial.selection.generated import load_generated_tests, runs_as_one, write_tests
 from codetrial.selection.judging import judge_entries
 from codetrial.selection.pools import build, entries
-from codetrial.selection.subsets import Cost, cost
+from codetrial.selection.subsets import cost
 from codetrial.store import RunStore
 from codetrial.store.artifacts import slug, write_atomic
 from codetrial.tasks import Task, function_tasks
@@ -46,6 +48,7 @@ class Evidence:
     unusable_tests: list[str]
     trained_judge: str
     generation: Cost
+    overhead: Overhead
 
 
 @dataclass(frozen=True)
@@ -77,45 +80,61 @@ def backend(name: str, store: RunStore, role: str) -> Backend:
 
 def generated_tests(
     store: RunStore, model: str, tasks: list[Task], source: TestSource, steps: Steps
-) -> tuple[dict[str, list[str]], str]:
-    """Generated tests per task, and where they came from: the file, the cache, or
-    written now by the model."""
+) -> tuple[dict[str, list[str]], str, Path | None]:
+    """Generated tests per task, where they came from (the file, the cache, or written
+    now by the model) and the cache that keeps them (None for a file)."""
     if source.file is not None:
         prompts = source.prompts or {t.prompt: t.id for t in tasks}
-        return load_generated_tests(source.file, tasks, prompts), f"file {source.file}"
+        return load_generated_tests(source.file, tasks, prompts), f"file {source.file}", None
     writer = source.model or model
     cache = store.run_dir / "selection" / f"tests-{slug(writer)}-{source.samples}.json"
     if cache.is_file():
-        return json.loads(cache.read_text(encoding="utf-8")), f"model {writer}"
+        return json.loads(cache.read_text(encoding="utf-8")), f"model {writer}", cache
     model_backend = backend(writer, store, "test")
     written: dict[str, list[str]] = {}
     try:
-        with steps("writing tests", len(tasks)) as advance:
+        with steps("writing tests", len(tasks)) as advance, timed(cache) as tally:
             for done, task in enumerate(tasks, 1):
-                written[task.id] = write_tests(model_backend, task, options(store), source.samples)
+                written[task.id], tokens = write_tests(
+                    model_backend, task, options(store), source.samples
+                )
+                tally.add(1, tokens)
                 advance(done)
     finally:
         model_backend.close()
     write_atomic(cache, json.dumps(written))
-    return written, f"model {writer}"
+    return written, f"model {writer}", cache
 
 
 def judged(
     store: RunStore, everything: list[Entry], judge: str, shots: int, steps: Steps
 ) -> dict[tuple[str, str], float]:
-    """(task id, code) -> the judge's P("yes"), cached per judge and number of shots.
-    Asked zero-shot, a judge that shows its hidden states gives it from the pass that
-    reads them, so a trained judge on the same candidates costs no second pass."""
-    if shots == 0 and shows_states(store, judge):
+    """(task id, code) -> the judge's P("yes"), cached per judge and number of shots
+    (in `judge_cache`)."""
+    cache = judge_cache(store, judge, shots)
+    if cache == states_cache(judge, store):
         with_code = [e for e in everything if e.record.code is not None]
         return states(store, with_code, judge, steps).yes
-    cache = store.run_dir / "selection" / f"judge-{slug(judge)}-{shots}shot.json"
     judge_backend = backend(judge, store, "judge")
     try:
-        with steps(f"judging ({judge}, {shots}-shot)", len(everything)) as advance:
-            return judge_entries(judge_backend, everything, options(store), shots, cache, advance)
+        with (
+            steps(f"judging ({judge}, {shots}-shot)", len(everything)) as advance,
+            timed(cache) as tally,
+        ):
+            return judge_entries(
+                judge_backend, everything, options(store), shots, cache, advance, tally.add
+            )
     finally:
         judge_backend.close()
+
+
+def judge_cache(store: RunStore, judge: str, shots: int) -> Path:
+    """Where the judge's answers are kept. Asked zero-shot, a judge that shows its
+    hidden states answers from the pass that reads them, so a trained judge on the
+    same candidates costs no second pass."""
+    if shots == 0 and shows_states(store, judge):
+        return states_cache(judge, store)
+    return store.run_dir / "selection" / f"judge-{slug(judge)}-{shots}shot.json"
 
 
 @dataclass(frozen=True)
@@ -138,16 +157,26 @@ def shows_states(store: RunStore, judge: str) -> bool:
     return isinstance(judge_backend, ReadsStates)
 
 
-def states(store: RunStore, everything: list[Entry], judge: str, steps: Steps) -> States:
-    """The judge's hidden states for every candidate, cached per judge."""
+def states_cache(judge: str, store: RunStore) -> Path:
+    """Where the judge's hidden states are kept: per judge and judge prompt."""
     prompt = json.dumps(trained.prompt_hashes(), sort_keys=True)
     digest = hashlib.sha256(prompt.encode()).hexdigest()[:12]
-    cache = store.run_dir / "selection" / f"states-{slug(judge)}-{digest}.npz"
+    return store.run_dir / "selection" / f"states-{slug(judge)}-{digest}.npz"
+
+
+def states(store: RunStore, everything: list[Entry], judge: str, steps: Steps) -> States:
+    """The judge's hidden states for every candidate, cached per judge."""
+    cache = states_cache(judge, store)
     judge_backend = backend(judge, store, "judge")
     try:
         reader = trained.reads_states(judge_backend, judge)
-        with steps(f"reading hidden states ({judge})", len(everything)) as advance:
-            read = trained.read_states(reader, everything, options(store), cache, advance)
+        with (
+            steps(f"reading hidden states ({judge})", len(everything)) as advance,
+            timed(cache) as tally,
+        ):
+            read = trained.read_states(
+                reader, everything, options(store), cache, advance, tally.add
+            )
         sha = judge_backend.conditions().get("file_sha256", "")
         vectors = {key: state for key, (state, _) in read.items()}
         return States(vectors, {key: p for key, (_, p) in read.items()}, sha,
@@ -193,8 +222,9 @@ def gather(
     trained_judge: Path | None = None,
 ) -> list[Evidence]:
     """For each model of the run: its pools, with the evidence the named strategies
-    need. A task whose generated tests do not compile as one test function, the way
-    CodeT runs them, gets no test evidence (CodeT falls back to a random pick there)."""
+    need and what it cost. A task whose generated tests do not compile as one test
+    function, the way CodeT runs them, gets no test evidence (CodeT falls back to a
+    random pick there)."""
     wanted = needs(names)
     tasks = function_tasks(store.tasks(), "codetrial select")
     folder = store.run_dir / "selection"
@@ -205,31 +235,44 @@ def gather(
         everything = [e for items in by_task.values() for e in items]
         tests: dict[str, list[str]] = {}
         test_source = "none"
+        spent: dict[Need, dict[str, Step]] = {}
         if Need.TESTS in wanted:
-            tests, test_source = generated_tests(store, model, tasks, source, steps)
+            tests, test_source, kept = generated_tests(store, model, tasks, source, steps)
+            written = {test_source: Step(per_item(kept) if kept else None, per_task=True)}
+            spent[Need.TESTS] = spent[Need.OUTPUTS] = written
         executions = {}
         if tests:
             config = store.manifest.config
             pool = JudgePool(workers, config.limits, config.unsafe_host_exec)
+            ran = folder / f"executions-{slug(model)}.json"
             try:
-                with steps("running generated tests", len(everything)) as advance:
+                with (
+                    steps("running generated tests", len(everything)) as advance,
+                    timed(ran) as tally,
+                ):
                     executions = execute(
-                        everything, tests, pool, folder / f"executions-{slug(model)}.json",
-                        outputs=Need.OUTPUTS in wanted, progress=advance,
+                        everything, tests, pool, ran, outputs=Need.OUTPUTS in wanted,
+                        progress=advance, computed=tally.add,
                     )  # fmt: skip
             finally:
                 pool.close()
-        probabilities = (
-            judged(store, everything, judge, shots, steps) if Need.JUDGE in wanted else {}
-        )
+            spent[Need.TESTS] = spent[Need.OUTPUTS] = {**written, ran.name: Step(per_item(ran))}
+        probabilities = {}
+        if Need.JUDGE in wanted:
+            probabilities = judged(store, everything, judge, shots, steps)
+            answers = judge_cache(store, judge, shots)
+            spent[Need.JUDGE] = {answers.name: Step(per_item(answers))}
         unusable = sorted(t for t, found in tests.items() if found and not runs_as_one(set(found)))
         scores, trained_source = (
             trained_judged(store, everything, judge, trained_judge, steps)
             if Need.STATES in wanted
             else ({}, "none")
         )
+        if Need.STATES in wanted:
+            read = states_cache(judge, store)
+            spent[Need.STATES] = {read.name: Step(per_item(read))}
         pools, signals = build(by_task, tests, executions, probabilities, unusable, scores)
         found = Evidence(model, tests, pools, signals, test_source, unusable, trained_source,
-                         cost(everything))  # fmt: skip
+                         cost(everything), Overhead(spent))  # fmt: skip
         gathered.append(found)
     return gathered

@@ -84,12 +84,14 @@ def load_generated_tests(
 
 def write_tests(
     backend: Backend, task: Task, options: GenerationOptions, responses: int = 1
-) -> list[str]:
+) -> tuple[list[str], int]:
     """Ask the model for tests `responses` times (seed + i), drawn together where the
-    backend can; every extracted test, duplicates kept."""
+    backend can; every extracted test, duplicates kept, and the completion tokens."""
     seeded = [dataclasses.replace(options, seed=options.seed + i) for i in range(responses)]
     tests: list[str] = []
+    tokens = 0
     for generation in generate_samples(backend, test_messages(task, ASKED_TESTS), seeded):
         text = extract(generation.text, task.entry_point).code or generation.text
         tests.extend(extract_tests(text, task.entry_point, ASKED_TESTS))
-    return tests
+        tokens += generation.completion_tokens or 0
+    return tests, tokens

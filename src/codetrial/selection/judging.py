@@ -23,7 +23,7 @@ import numpy as np
 from codetrial.models import Backend
 from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions
-from codetrial.selection.evidence import Entry, cache_key
+from codetrial.selection.evidence import SAVE_EVERY, Entry, cache_key
 from codetrial.store.artifacts import read_json, write_atomic
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -37,9 +37,11 @@ def judge_entries(
     shots: int,
     cache: Path,
     progress: Callable[[int], None] = lambda done: None,
+    computed: Callable[[int], None] = lambda items: None,
 ) -> dict[tuple[str, str], float]:
     """(task id, code) -> P(yes) for every candidate with code; identical code is
-    judged once. Kept in `cache` (JSON) and reused."""
+    judged once. Kept in `cache` (JSON) and reused; `computed` is told how many were
+    asked as they are kept."""
     known = read_json(cache, dict)
     asked = 0
     for done, entry in enumerate(entries, 1):
@@ -48,11 +50,13 @@ def judge_entries(
         if code is not None and key not in known:
             known[key] = backend.yes_probability(judge_messages(entry.task, code, shots), options)
             asked += 1
-            if asked % 50 == 0:
+            if asked % SAVE_EVERY == 0:
                 write_atomic(cache, json.dumps(known))
+                computed(SAVE_EVERY)
         progress(done)
-    if asked:
+    if asked % SAVE_EVERY:
         write_atomic(cache, json.dumps(known))
+        computed(asked % SAVE_EVERY)
     return {
         (e.task.id, e.record.code): float(known[cache_key((e.task.id, e.record.code))])
         for e in entries

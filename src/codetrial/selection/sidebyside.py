@@ -142,7 +142,9 @@ def side_by_side(
                 trained_judge=evidence.trained_judge,
                 ranker=str(ranker) if ranker else "cross-validated by task",
                 prompt_sha256=hashes,
-                arms=arms(pools, usable, sizes, repeats, evidence.generation, single),
+                arms=arms(
+                    pools, usable, sizes, repeats, evidence.generation, evidence.overhead, single
+                ),
                 baseline=single,
             )
         )

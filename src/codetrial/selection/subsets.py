@@ -6,7 +6,10 @@ once on the whole pool; codet, consensus and the others see only the subset.
 
 An arm can be set against another run's single attempt (a bigger model, say): that
 run's first-attempt pass rate per task, with a paired test on the same tasks, and
-what each side costs to generate.
+what each side costs to generate. A strategy's own cost comes on top: what its
+evidence cost a task here (costs.py), for the tests written once a task, and k times
+what a candidate's judging or test run cost. Training a ranker or a judge is not
+counted: it is done once, before selection.
 """
 
 from __future__ import annotations
@@ -20,8 +23,9 @@ from typing import Any
 
 from codetrial.errors import ConfigError
 from codetrial.metrics import Estimate, bootstrap
-from codetrial.selection import REFERENCES, StrategyResult, TaskPool, compared, paired_p
+from codetrial.selection import REFERENCES, StrategyResult, TaskPool, compared, named, paired_p
 from codetrial.selection import select_pass_at_1 as picked
+from codetrial.selection.costs import Cost, Overhead
 from codetrial.selection.evidence import Entry
 from codetrial.selection.pools import entries
 from codetrial.store import RunStore
@@ -30,15 +34,8 @@ from codetrial.tasks import function_tasks
 SEED = 0
 
 
-@dataclass(frozen=True)
-class Cost:
-    """Mean completion tokens and generation seconds of one attempt, over tasks."""
-
-    tokens: float
-    seconds: float
-
-
 def cost(candidates: Sequence[Entry]) -> Cost:
+    """Mean completion tokens and generation seconds of one attempt, over tasks."""
     by_task: dict[str, list[Entry]] = {}
     for e in candidates:
         by_task.setdefault(e.task.id, []).append(e)
@@ -75,13 +72,15 @@ def baseline(store: RunStore) -> Baseline:
 class Arm:
     """The strategies choosing among `size` candidates per task, `repeats` times; the
     gain over the baseline and a paired test against it, by strategy; what `size`
-    candidates cost to generate."""
+    candidates cost to generate, and what each strategy's evidence costs on top, a
+    task (None: not measured here)."""
 
     size: int
     repeats: int
     results: list[StrategyResult]
     vs_baseline: dict[str, tuple[float, float]]
     cost: Cost
+    selection: dict[str, Cost | None]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -89,12 +88,17 @@ class Arm:
             "strategies": [
                 {"name": r.name, "estimate": r.estimate.as_dict(),
                  "gain_over_random": r.gain_over_random, "p_vs_random": r.p_vs_random,
+                 "selection_cost": _plain(self.selection[r.name]),
                  **({"gain_over_baseline": self.vs_baseline[r.name][0],
                      "p_vs_baseline": self.vs_baseline[r.name][1]}
                     if r.name in self.vs_baseline else {})}
                 for r in self.results
             ],
         }  # fmt: skip
+
+
+def _plain(cost: Cost | None) -> dict[str, float] | None:
+    return None if cost is None else dataclasses.asdict(cost)
 
 
 def subset(pools: Sequence[TaskPool], size: int, rng: random.Random) -> list[TaskPool]:
@@ -114,6 +118,7 @@ def arms(
     sizes: Sequence[int],
     repeats: int,
     generation: Cost,
+    overhead: Overhead,
     against: Baseline | None = None,
 ) -> list[Arm]:
     """One Arm per size; the subsets are drawn from a generator seeded with SEED, so
@@ -142,6 +147,6 @@ def arms(
             mean = statistics.mean(single)
             versus = {r.name: (r.estimate.value - mean, paired_p(r.per_task, single))
                       for r in results}  # fmt: skip
-        spent = Cost(generation.tokens * size, generation.seconds * size)
-        found.append(Arm(size, repeats, results, versus, spent))
+        selection = {r.name: overhead.per_task(named(r.name).needs, size) for r in results}
+        found.append(Arm(size, repeats, results, versus, generation * size, selection))
     return found

@@ -28,7 +28,7 @@ from codetrial.extras import require
 from codetrial.models.base import Backend, ReadsStates
 from codetrial.prompts import judge_messages, template_hashes
 from codetrial.records import GenerationOptions, Outcome
-from codetrial.selection.evidence import Entry, cache_key
+from codetrial.selection.evidence import SAVE_EVERY, Entry, cache_key
 
 CORRECT = "correct"
 KINDS = (CORRECT, "execution error", "wrong output")
@@ -74,10 +74,11 @@ def read_states(
     options: GenerationOptions,
     cache: Path,
     progress: Callable[[int], None] = lambda done: None,
+    computed: Callable[[int], None] = lambda items: None,
 ) -> dict[tuple[str, str], tuple[np.ndarray, float]]:
     """(task id, code) -> the judge model's hidden states over the zero-shot judge
     prompt and its P(yes) there; identical code is read once. Kept in `cache` (.npz)
-    and reused."""
+    and reused; `computed` is told how many were read as they are kept."""
     known = _load_states(cache)
     read = 0
     for done, entry in enumerate(entries, 1):
@@ -87,11 +88,13 @@ def read_states(
             messages = judge_messages(entry.task, code, 0, parts=True)
             known[key] = backend.hidden_state(messages, options)
             read += 1
-            if read % 50 == 0:
+            if read % SAVE_EVERY == 0:
                 _save_states(cache, known)
+                computed(SAVE_EVERY)
         progress(done)
-    if read:
+    if read % SAVE_EVERY:
         _save_states(cache, known)
+        computed(read % SAVE_EVERY)
     return {(e.task.id, e.record.code or ""): known[cache_key((e.task.id, e.record.code or ""))]
             for e in entries}  # fmt: skip
 
