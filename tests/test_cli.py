@@ -5,10 +5,15 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer.main
+from rich.text import Text
 
+from codetrial.cli import app
 from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, fenced, write_task
 
@@ -258,3 +263,19 @@ def test_check_extracts_a_benchmark_response_as_its_prompt_profile_does(tmp_path
         result = cli("check", *wrong)
         assert result.returncode == 2 and message in " ".join(result.stderr.split())
         _no_traceback(result)
+
+
+def test_every_help_text_shows_as_written() -> None:
+    """Help is rendered as rich markup, where an unescaped [word] is a style and
+    vanishes: `pip install 'codetrial[ray]'` would read as `pip install 'codetrial'`."""
+
+    def texts(command: Any) -> Iterator[str]:
+        yield command.help or ""
+        yield from (getattr(p, "help", None) or "" for p in command.params)
+        for sub in getattr(command, "commands", {}).values():
+            yield from texts(sub)
+
+    found = list(texts(typer.main.get_command(app)))
+    assert len(found) > 100
+    for text in found:
+        assert Text.from_markup(text).plain == text.replace("\\[", "["), text

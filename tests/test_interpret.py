@@ -158,6 +158,24 @@ def test_ask_about_a_file_of_ones_own(tmp_path: Path) -> None:
     assert (question / "data" / "mine.csv").read_text() == data.read_text()
 
 
+def test_an_answer_is_printed_as_the_model_wrote_it(tmp_path: Path) -> None:
+    """What a model writes is not console markup: brackets stay, a stray closing tag
+    is text, not a traceback."""
+    data = tmp_path / "mine.csv"
+    data.write_text("city,sales\nParis,10\n")
+    answer = "Paris [/x] [bold]codetrial[ray][/bold]"
+    program = fenced("print(open('/data/mine.csv').read())\n")
+    model = script(tmp_path, {"Question: Which city": [program],
+                              "The program ran.": [f"ANSWER: {answer}"]})  # fmt: skip
+    done = subprocess.run(
+        [CODETRIAL, "ask", "Which city sold the most?", "--file", str(data), "--model", model,
+         "--runs-dir", str(tmp_path / "runs"), "--wheels", str(DATA_WHEELS)],
+        capture_output=True, text=True, env={**CLI_ENV, "COLUMNS": "200"}, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert f"answer: {answer}" in done.stdout
+
+
 @pytest.mark.parametrize(
     ("question", "name", "content", "message"),
     [

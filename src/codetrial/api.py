@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from codetrial import environments, localize
 from codetrial.config import (
     REPOSITORY_DEFAULTS,
@@ -37,7 +35,7 @@ from codetrial.interpret.loop import system as interpret_system
 from codetrial.models import Backend, create_backend
 from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
 from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
-from codetrial.progress import Bar, Progress, Silent, quietly, steps
+from codetrial.progress import Bar, Progress, Silent, plain_console, quietly, steps
 from codetrial.prompts import (
     INTERPRET_TEMPLATES,
     PROMPT_PROFILES,
@@ -94,7 +92,7 @@ def _names(values: Sequence[str], what: str) -> list[str]:
 def _watched(progress: bool | Progress) -> Iterator[Progress]:
     """`True`: a live bar on standard error; `False`: nothing; else the caller's own."""
     if progress is True:
-        with Bar(Console(stderr=True)) as bar:
+        with Bar(plain_console(stderr=True)) as bar:
             yield bar
     else:
         yield progress or Silent()
@@ -564,7 +562,7 @@ def select(
     names = strategy_names(strategies)
     source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None, test_model,
                         test_samples)  # fmt: skip
-    shown = steps(Console(stderr=True)) if progress else quietly
+    shown = steps(plain_console(stderr=True)) if progress else quietly
     with contextlib.closing(RunStore.open(stored.path)) as store:
         baseline = against.path if isinstance(against, Run) else against
         found = side_by_side(

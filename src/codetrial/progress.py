@@ -51,7 +51,7 @@ class Bar:
     def __init__(self, console: Console, heading: str = "run directory") -> None:
         self.console, self.heading = console, heading
         columns = (
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
             TextColumn("passes {task.fields[passes]}"), TextColumn("{task.fields[rate]}"),
             TimeElapsedColumn(), TimeRemainingColumn(),
         )  # fmt: skip
@@ -82,6 +82,14 @@ class Bar:
         )  # fmt: skip
 
 
+def plain_console(stderr: bool = False) -> Console:
+    """A console that prints text as written. Names, paths, error messages and what a
+    model or a candidate wrote can hold brackets, which rich would read as markup:
+    `codetrial[ray]` would lose `[ray]`, and a stray `[/x]` would raise. Styles are
+    given as `Text` instead."""
+    return Console(stderr=stderr, markup=False)
+
+
 @contextlib.contextmanager
 def quietly(label: str, total: int) -> Iterator[Advance]:
     """Steps nobody watches."""
@@ -94,7 +102,10 @@ def steps(console: Console) -> Steps:
 
     @contextlib.contextmanager
     def step(label: str, total: int) -> Iterator[Advance]:
-        columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        columns = (
+            TextColumn(label, markup=False), BarColumn(), MofNCompleteColumn(),
+            TimeElapsedColumn(),
+        )  # fmt: skip
         with RichProgress(*columns, console=console, transient=True) as bar:
             task = bar.add_task(label, total=total)
             yield lambda done: bar.update(task, completed=done)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import sys
 
 import typer
-from rich.console import Console
 
 from codetrial.cli import (
     ask,
@@ -24,6 +23,7 @@ from codetrial.cli import (
     tasks,
 )
 from codetrial.errors import CodetrialError, Interrupted
+from codetrial.progress import plain_console
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -55,11 +55,11 @@ def main() -> None:
     try:
         app()
     except CodetrialError as exc:
-        console = Console(stderr=True)
+        console = plain_console(stderr=True)
         console.print("error:", style="bold red", end=" ")
-        console.print(str(exc), markup=False, highlight=False)
+        console.print(str(exc), highlight=False)
         sys.exit(exc.exit_code)
     except SystemExit as exc:
         if exc.code == Interrupted.exit_code:
-            Console(stderr=True).print("interrupted")
+            plain_console(stderr=True).print("interrupted")
         raise

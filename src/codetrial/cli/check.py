@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from codetrial.checks import Checked, Where, check_file, check_references
 from codetrial.cli.options import DataFile, Gate, Repos, UnsafeHostExec, Wheels, Workers
@@ -17,7 +18,11 @@ from codetrial.records import Outcome, Verdict
 
 def _show(task_id: str, verdict: Verdict) -> None:
     style = "green" if verdict.outcome is Outcome.PASSED else "red"
-    console.print(f"{task_id}: [bold {style}]{verdict.outcome.value}[/] {verdict.detail}")
+    console.print(
+        Text.assemble(
+            f"{task_id}: ", (verdict.outcome.value, f"bold {style}"), f" {verdict.detail}"
+        )
+    )
     if verdict.tests:
         table = Table()
         for header in ("test", "visibility", "outcome", "exception"):
@@ -30,11 +35,11 @@ def _show(task_id: str, verdict: Verdict) -> None:
         console.print(output, markup=False, highlight=False)
 
 
-def _cell(verdict: Verdict | None, should_pass: bool) -> str:
+def _cell(verdict: Verdict | None, should_pass: bool) -> Text:
     if verdict is None:
-        return "[dim]no reference[/]" if should_pass else ""
+        return Text("no reference" if should_pass else "", style="dim")
     good = (verdict.outcome is Outcome.PASSED) == should_pass
-    return f"[{'green' if good else 'red'}]{verdict.outcome.value}[/]"
+    return Text(verdict.outcome.value, style="green" if good else "red")
 
 
 def _references_table(checked: list[Checked]) -> Table:

@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 import codetrial
 from codetrial.cli.options import Json
@@ -33,7 +34,7 @@ def compare(
         if row.change:
             style = "green" if row.change == "gained" else "red"
             table.add_row(row.task_id, row.a.first.outcome.value, row.b.first.outcome.value,
-                          f"[{style}]{row.change}[/]")  # fmt: skip
+                          Text(row.change, style=style))  # fmt: skip
     console.print(table)
     n = len(comparison.rows)
     console.print(

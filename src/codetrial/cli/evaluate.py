@@ -44,8 +44,8 @@ def evaluate(
     timeout: Annotated[
         float | None,
         typer.Option(
-            help=f"wall seconds per test run [default: {TIMEOUT_S:g}; repositories "
-            f"{REPOSITORY_DEFAULTS.timeout_s:g}]"
+            help=f"wall seconds per test run (default {TIMEOUT_S:g}; repositories "
+            f"{REPOSITORY_DEFAULTS.timeout_s:g})"
         ),
     ] = None,
     cpu_time: Annotated[int, typer.Option(help="CPU seconds per sample")] = CPU_S,

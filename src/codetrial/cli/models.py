@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from codetrial.cli.views import console
 from codetrial.config import endpoints_from_env
@@ -41,8 +42,7 @@ def models(
         table.add_column(header)
     for _, kind in KINDS.items():
         for state in kind.readiness(endpoints):
-            mark = "[green]yes[/]" if state.ready else "[red]no[/]"
-            table.add_row(state.name, mark, state.detail)
+            table.add_row(state.name, _mark(state.ready), state.detail)
     console.print(table)
     catalogue = Table(title="Embedded models")
     for header in ("model", "file", "parameters", "bytes", "sha256", "assembled"):
@@ -54,6 +54,10 @@ def models(
             f"{model.parameters:,}",
             f"{model.size:,}",
             model.sha256,
-            "[green]yes[/]" if model.ready else "[red]no[/]",
+            _mark(model.ready),
         )
     console.print(catalogue)
+
+
+def _mark(ready: bool) -> Text:
+    return Text("yes", style="green") if ready else Text("no", style="red")

@@ -76,6 +76,6 @@ Json = Annotated[
 Ray = Annotated[
     str | None,
     typer.Option(
-        help="run on the Ray cluster at this address, or auto (pip install 'codetrial[ray]')"
+        help=r"run on the Ray cluster at this address, or auto (pip install 'codetrial\[ray]')"
     ),
 ]

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 import codetrial
 from codetrial.cli.board import print_board
@@ -17,7 +18,9 @@ from codetrial.sweep import BOARD, Plan
 
 
 def sweep(
-    file: Annotated[Path, typer.Argument(help="the sweep file (TOML: [grid], [run], [suites.*])")],
+    file: Annotated[
+        Path, typer.Argument(help=r"the sweep file (TOML: \[grid], \[run], \[suites.*])")
+    ],
     out_dir: Annotated[
         Path | None, typer.Option("--out", help="the sweep's folder (default sweeps/<name>)")
     ] = None,
@@ -48,7 +51,7 @@ def sweep(
         print_board(result.board)
         console.print(f"board: {folder / BOARD}", soft_wrap=True, highlight=False)
     for cell, error in result.failed.items():
-        messages.print(f"[red]cell {cell} failed:[/] {error}", highlight=False)
+        messages.print(Text.assemble((f"cell {cell} failed:", "red"), f" {error}"))
     if result.failed:
         messages.print("fix the cause and run the sweep again: finished cells are kept")
         raise typer.Exit(1)
@@ -80,8 +83,8 @@ def print_plan(planned: Plan) -> None:
             f"{c.estimate_s:.0f} s ({c.rate.runs} earlier run(s))" if c.rate and c.estimate_s
             is not None else "no earlier run of this model on this suite"
         )  # fmt: skip
-        table.add_row(str(index), f"{c.cell.label}\n[dim]{c.cell.id}[/]", str(c.cell.chains),
-                      status, estimate)  # fmt: skip
+        label = Text.assemble(c.cell.label, "\n", (c.cell.id, "dim"))
+        table.add_row(str(index), label, str(c.cell.chains), status, estimate)
     console.print(table)
     known = [c.estimate_s for c in planned.cells if c.estimate_s is not None]
     left = len(planned.to_run)

@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from codetrial.cli.options import DataFile, Json, UnsafeHostExec, Workers
 from codetrial.cli.views import console, print_json
@@ -93,7 +94,7 @@ def _show_audit(suite: str, audited: list[TaskAudit]) -> None:
                          no_wrap=header == "task")  # fmt: skip
     for a in audited:
         if a.unsound:
-            table.add_row(a.task_id, "", "", "", f"[red]{a.unsound}[/]", "")
+            table.add_row(a.task_id, "", "", "", Text(a.unsound, style="red"), "")
             continue
         n = len(a.judged)
         table.add_row(

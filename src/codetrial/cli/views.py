@@ -10,14 +10,16 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from codetrial.progress import Bar as Bar  # the live bar, drawn on `out(as_json)`
+from codetrial.progress import plain_console
 from codetrial.records import TaskResult
 from codetrial.report import EditSummary, EfficiencySummary, ModelSummary, RepositorySummary, cell
 from codetrial.report.summary import PassAtK, matrix
 
-console = Console()
-messages = Console(stderr=True)
+console = plain_console()
+messages = plain_console(stderr=True)
 
 
 def out(as_json: bool) -> Console:
@@ -57,14 +59,14 @@ def matrix_table(
     for model in models:
         table.add_column(model)
     for task_id, cells in matrix(results, models, task_ids):
-        row = [task_id]
+        row = [Text(task_id)]
         for result in cells:
             if result is None:
-                row.append("[dim]not run[/]")
+                row.append(Text("not run", style="dim"))
                 continue
             text = cell(result)
             style = _STYLE.get(text.split(" → ")[-1], "magenta")
-            row.append(f"[{style}]{text}[/]")
+            row.append(Text(text, style=style))
         table.add_row(*row)
     return table
 

@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from codetrial.errors import Interrupted
-from codetrial.progress import Bar, Progress, Silent
+from codetrial.progress import Bar, Progress, Silent, plain_console
 from codetrial.report.board import Board, board, write_board
 from codetrial.sweep.estimate import Rate, rates
 from codetrial.sweep.folder import CellState, SweepFolder
@@ -117,7 +118,11 @@ def run_sweep(
     folder = before.recorded
     folder.begin(before.sweep)
     console = (
-        progress if isinstance(progress, Console) else Console(stderr=True) if progress else None
+        progress
+        if isinstance(progress, Console)
+        else plain_console(stderr=True)
+        if progress
+        else None
     )
     try:
         if ray is not None:
@@ -150,7 +155,7 @@ def _bars(console: Console) -> Watch:
 
     @contextlib.contextmanager
     def watch(cell: Cell, index: int, total: int) -> Iterator[Progress]:
-        console.print(f"[bold]cell {index}/{total}[/] {cell.label}", highlight=False)
+        console.print(Text.assemble((f"cell {index}/{total}", "bold"), f" {cell.label}"))
         with Bar(console) as bar:
             yield bar
 
