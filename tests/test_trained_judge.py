@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +19,8 @@ from codetrial.models.hidden import StateReader
 from codetrial.models.weights import QWEN_CODER_05B
 from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions, Outcome
-from codetrial.selection.trained import HEADS, Head, kind
+from codetrial.selection.judging import task_auc
+from codetrial.selection.trained import HEADS, Head, TrainedJudge, centred, kind, out_of_fold
 from codetrial.tasks import Task
 from tests.conftest import fenced
 from tests.test_cli import cli
@@ -112,6 +114,41 @@ def test_a_head_reads_p_correct_from_either_class_order() -> None:
     assert only.p_correct(rows).tolist() == [0.0, 0.0]
 
 
+def test_centring_takes_each_task_s_mean_out_of_its_candidates() -> None:
+    rows = np.asarray([[1.0, 2.0], [3.0, 6.0], [10.0, 10.0]])
+    groups = np.asarray([0, 0, 1])
+    assert centred(rows, groups).tolist() == [[-1.0, -2.0], [1.0, 2.0], [0.0, 0.0]]
+    head = Head(["incorrect", "correct"], 1.0, [0.0, 0.0], [1.0, 1.0], [[1.0, 0.0]], [0.0])
+    judge = TrainedJudge("embedded", "", "", {}, {"binary": head}, {}, centred=True)
+    assert judge.p_correct("binary", rows, groups)[2] == pytest.approx(0.5)
+
+
+def test_centred_a_judge_orders_a_task_s_candidates_where_on_raw_states_it_cannot() -> None:
+    """The states carry how easy a task is, in a direction whose within-task wobble is
+    noise, and, weaker, what sets a task's right candidates apart. Trained on raw
+    states the judge leans on the first; centred, on the second."""
+    rng = np.random.default_rng(0)
+    tasks, per_task = 60, 8
+    groups = np.repeat(np.arange(tasks), per_task)
+    easy = np.repeat(rng.normal(size=tasks), per_task)
+    apart = rng.normal(size=tasks * per_task)
+    correct = (2.0 * easy + apart + 0.5 * rng.normal(size=tasks * per_task)) > 0
+    rows = np.column_stack([easy + 0.6 * rng.normal(size=tasks * per_task),
+                            0.3 * apart + 0.3 * rng.normal(size=tasks * per_task)])  # fmt: skip
+    y = correct.astype(int)
+
+    def within(p: np.ndarray) -> float | None:
+        by_task = [
+            list(zip(p[groups == t], correct[groups == t], strict=True)) for t in range(tasks)
+        ]
+        return task_auc([pairs for pairs in by_task if len({c for _, c in pairs}) == 2])
+
+    raw = within(out_of_fold(rows, y, groups, "binary"))
+    centre = within(out_of_fold(centred(rows, groups), y, groups, "binary"))
+    assert raw is not None and centre is not None
+    assert centre > 0.75 and centre - raw > 0.08
+
+
 @pytest.fixture(scope="module")
 def labelled_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """HumanEval tasks with three candidates each, one of every kind: the reference
@@ -133,6 +170,15 @@ def labelled_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     kinds = {kind(r.outcome) for r in run.attempts()}
     assert kinds == {"correct", "wrong output", "execution error"}
     return run.path
+
+
+def _selected(run: Path, judge_file: Path, strategies: str) -> dict[str, Any]:
+    """What `select --json` says of the run's one model, choosing with a saved judge."""
+    chose = cli("select", run, "--strategies", strategies, "--trained-judge", judge_file, "--json")
+    assert chose.returncode == 0, chose.stderr
+    (selection,) = json.loads(chose.stdout)
+    assert isinstance(selection, dict)
+    return selection
 
 
 def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
@@ -173,10 +219,7 @@ def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
     html = (labelled_run / "report.html").read_text()
     assert "trained three-class, out-of-fold by task" in html
 
-    chose = cli("select", labelled_run, "--strategies", "random,trained-judge,trained-judge-0.9",
-                "--trained-judge", judge_file, "--json")  # fmt: skip
-    assert chose.returncode == 0, chose.stderr
-    (selection,) = json.loads(chose.stdout)
+    selection = _selected(labelled_run, judge_file, "random,trained-judge,trained-judge-0.9")
     assert selection["trained_judge"] == f"{judge_file}, binary head"
     picked = {s["name"]: s["estimate"]["value"] for s in selection["strategies"]}
     assert picked["random"] == pytest.approx(1 / 3)
@@ -199,6 +242,40 @@ def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
         one["strategies"][0]["estimate"]["value"]
     }
     assert 'class="subsets"' in (labelled_run / "report.html").read_text()
+
+
+def test_a_judge_centred_on_each_task_is_trained_on_some_tasks_and_measured_on_another(
+    labelled_run: Path, tmp_path: Path
+) -> None:
+    judge_file = tmp_path / "centred.json"
+    some = [option for task in TASKS[:3] for option in ("--task", task)]
+    trained = cli("train-judge", labelled_run, "--centre", *some, "--out", judge_file)
+    assert trained.returncode == 0, trained.stderr
+    saved = json.loads(judge_file.read_text())
+    assert saved["centred"] is True and saved["trained_on"]["tasks"] == 3
+    assert saved["trained_on"]["out_of_fold"][0]["setting"] == (
+        "trained binary, centred on each task, out-of-fold by task"
+    )
+    result = cli("judge-eval", labelled_run, "--shots", "0", "--no-train", "--task", TASKS[3],
+                 "--trained-judge", judge_file)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    settings = {s["setting"]: s for s in json.loads((labelled_run / "judge_eval.json").read_text())}
+    assert list(settings) == [
+        "0-shot",
+        "trained binary, centred on each task, centred.json",
+        "trained three-class, centred on each task, centred.json",
+    ]
+    assert {s["candidates"] for s in settings.values()} == {3}
+    assert settings["trained binary, centred on each task, centred.json"]["tasks_with_both"] == 1
+    both = cli("judge-eval", labelled_run, "--shots", "0", "--centre")
+    assert both.returncode == 0, both.stderr
+    settings = {s["setting"]: s for s in json.loads((labelled_run / "judge_eval.json").read_text())}
+    assert "trained three-class, centred on each task, out-of-fold by task" in settings
+    assert "trained three-class, out-of-fold by task" in settings
+    selection = _selected(labelled_run, judge_file, "random,trained-judge")
+    assert selection["trained_judge"] == f"{judge_file}, binary head, centred on each task"
+    unknown = cli("train-judge", labelled_run, "--task", "HumanEval/999", "--out", judge_file)
+    assert unknown.returncode == 2 and "has no task HumanEval/999" in unknown.stderr
 
 
 def test_a_judge_trained_on_another_model_is_refused(labelled_run: Path, tmp_path: Path) -> None:

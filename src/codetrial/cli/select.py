@@ -190,6 +190,7 @@ PerTask = Annotated[
     int | None,
     typer.Option(help="the first N candidates with code of each task (default: all)", min=1),
 ]
+OnlyTasks = Annotated[list[str], typer.Option("--task", help="only these task ids (repeat)")]
 
 
 def judge_eval(
@@ -210,13 +211,18 @@ def judge_eval(
         Path | None, typer.Option(help="also measure a judge saved by `train-judge`")
     ] = None,
     per_task: PerTask = None,
+    centre: Annotated[
+        bool,
+        typer.Option(help="also judges trained on states centred on each task, out-of-fold"),
+    ] = False,
+    task: OnlyTasks = [],  # noqa: B006
 ) -> None:
     """How far a judge model can be trusted: its verdicts against the tests', asked
     zero- and few-shot and trained on execution labels, on the same candidates."""
     store = RunStore.open(run_dir)
     try:
         found = judge_quality(store, judge, [0, 2] if shots is None else shots, steps(console),
-                              train, trained_judge, per_task)  # fmt: skip
+                              train, trained_judge, per_task, centre, task)  # fmt: skip
         for setting in found:
             console.print(_quality_table(setting))
     finally:
@@ -257,12 +263,17 @@ def train_judge(
         "judge.json"
     ),
     per_task: PerTask = None,
+    centre: Annotated[
+        bool,
+        typer.Option(help="train on states centred on each task: what sets its candidates apart"),
+    ] = False,
+    task: OnlyTasks = [],  # noqa: B006
 ) -> None:
     """Train a judge on execution-labelled candidates: a classifier on the judge model's
     hidden states over the judge prompt, binary and three-class (correct, execution
     error, wrong output). Reports both on tasks they never saw, then fits them on
     everything."""
-    for setting in train(runs, out_file, judge, per_task, steps(console)):
+    for setting in train(runs, out_file, judge, per_task, steps(console), centre, task):
         console.print(_quality_table(setting))
     console.print(f"trained judge: {out_file}", soft_wrap=True, highlight=False)
 

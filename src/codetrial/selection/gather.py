@@ -199,8 +199,8 @@ def trained_judged(
     rows = read.rows(chosen)
     if judge_file is not None:
         judge_file.check(judge, read.model_sha256, read.pooling)
-        scores = judge_file.heads["binary"].p_correct(rows)
-        where = f"{saved}, binary head"
+        scores = judge_file.p_correct("binary", rows, trained.task_groups(chosen))
+        where = f"{saved}, binary head{trained.CENTRED if judge_file.centred else ''}"
     else:
         groups = trained.task_groups(chosen)
         scores = trained.out_of_fold(rows, trained.targets(chosen, "binary"), groups, "binary")

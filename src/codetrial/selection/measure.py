@@ -83,10 +83,20 @@ def _measured(
     )  # fmt: skip
 
 
-def candidates(store: RunStore, per_task: int | None, command: str) -> list[Entry]:
+def candidates(
+    store: RunStore, per_task: int | None, command: str, task_ids: Sequence[str] = ()
+) -> list[Entry]:
     """Every labelled candidate of the run's models, the first `per_task` of each
-    task's (all without a cap)."""
+    task's (all without a cap), of the tasks `task_ids` (all when empty)."""
     tasks = function_tasks(store.tasks(), command)
+    if task_ids:
+        unknown = sorted(set(task_ids) - {t.id for t in tasks})
+        if unknown:
+            raise ConfigError(
+                f"{store.run_dir} has no task {', '.join(unknown)}; `codetrial report "
+                f"{store.run_dir}` lists its tasks"
+            )
+        tasks = [t for t in tasks if t.id in task_ids]
     return [
         e
         for model in store.manifest.config.models
@@ -107,11 +117,14 @@ class Training:
     def groups(self) -> np.ndarray:
         return trained.task_groups(self.entries)
 
-    def out_of_fold(self, judge: str, where: str) -> list[JudgeQuality]:
-        """Each head, measured on tasks it never saw."""
+    def out_of_fold(self, judge: str, centre: bool) -> list[JudgeQuality]:
+        """Each head, measured on tasks it never saw, trained on states as read or
+        centred on each task."""
+        rows = trained.centred(self.rows, self.groups) if centre else self.rows
         return [
-            _measured(judge, f"trained {head}, out-of-fold by task{where}", None, self.entries,
-                      trained.out_of_fold(self.rows, trained.targets(self.entries, head),
+            _measured(judge, f"{trained.setting(head, centre)}, out-of-fold by task",
+                      None, self.entries,
+                      trained.out_of_fold(rows, trained.targets(self.entries, head),
                                           self.groups, head))
             for head in trained.HEADS
         ]  # fmt: skip
@@ -125,17 +138,20 @@ def judge_quality(
     train: bool | None = None,
     trained_judge: Path | None = None,
     per_task: int | None = None,
+    centre: bool = False,
+    task_ids: Sequence[str] = (),
 ) -> list[JudgeQuality]:
     """The judge's quality asked with each number of worked examples and as trained
     judges: both heads out-of-fold in this run (when `train`; by default, when the
-    judge shows its hidden states) and those of a saved one; all on the same
-    candidates. judge_eval.json is written."""
-    everything = candidates(store, per_task, "codetrial judge-eval")
+    judge shows its hidden states), also centred on each task (`centre`), and those
+    of a saved one; all on the same candidates, of the tasks `task_ids` (all when
+    empty). judge_eval.json is written."""
+    everything = candidates(store, per_task, "codetrial judge-eval", task_ids)
     if train is None:
         train = shows_states(store, judge)
     (store.run_dir / "selection").mkdir(exist_ok=True)
     found = []
-    wants_states = train or trained_judge is not None
+    wants_states = train or centre or trained_judge is not None
     read = states(store, everything, judge, steps) if wants_states else None
     for count in shots:
         probabilities = (
@@ -148,14 +164,17 @@ def judge_quality(
     if read is not None:
         training = Training(everything, read.rows(everything), read)
         if train:
-            found += training.out_of_fold(judge, "")
+            found += training.out_of_fold(judge, centre=False)
+        if centre:
+            found += training.out_of_fold(judge, centre=True)
         if trained_judge is not None:
             saved = trained.TrainedJudge.load(trained_judge)
             saved.check(judge, read.model_sha256, read.pooling)
             found += [
-                _measured(judge, f"trained {head}, {trained_judge.name}", None, everything,
-                          fitted.p_correct(training.rows))
-                for head, fitted in saved.heads.items()
+                _measured(judge, f"{trained.setting(head, saved.centred)}, {trained_judge.name}",
+                          None, everything,
+                          saved.p_correct(head, training.rows, training.groups))
+                for head in saved.heads
             ]  # fmt: skip
     document = [setting.as_dict() for setting in found]
     write_atomic(store.run_dir / JUDGE_EVAL, json.dumps(document, indent=1))
@@ -163,16 +182,23 @@ def judge_quality(
 
 
 def train_judge(
-    runs: Sequence[Path], out: Path, judge: str, per_task: int | None, steps: Steps
+    runs: Sequence[Path],
+    out: Path,
+    judge: str,
+    per_task: int | None,
+    steps: Steps,
+    centre: bool = False,
+    task_ids: Sequence[str] = (),
 ) -> list[JudgeQuality]:
-    """Train both heads on the runs' candidates, measure them out-of-fold by task
-    (a task is one group across runs), and save the ones fitted on everything."""
+    """Train both heads on the runs' candidates (of the tasks `task_ids`; all when
+    empty), on states as read or centred on each task, measure them out-of-fold by
+    task (a task is one group across runs), and save the ones fitted on everything."""
     chosen: list[Entry] = []
     rows, found = [], []
     for run_dir in runs:
         store = RunStore.open(run_dir)
         try:
-            everything = candidates(store, per_task, "codetrial train-judge")
+            everything = candidates(store, per_task, "codetrial train-judge", task_ids)
             (store.run_dir / "selection").mkdir(exist_ok=True)
             read = states(store, everything, judge, steps)
         finally:
@@ -185,10 +211,11 @@ def train_judge(
     if not chosen:
         raise ConfigError("these runs have no candidates with code to learn from")
     training = Training(chosen, np.vstack([r for r in rows if r.size]), found[0])
-    measured = training.out_of_fold(judge, "")
+    measured = training.out_of_fold(judge, centre)
     groups = training.groups
+    learned = trained.centred(training.rows, groups) if centre else training.rows
     heads = {
-        head: trained.fit(training.rows, trained.targets(chosen, head), groups, head)
+        head: trained.fit(learned, trained.targets(chosen, head), groups, head)
         for head in trained.HEADS
     }
     kinds = Counter(trained.kind(e.record.outcome) for e in chosen)
@@ -199,6 +226,7 @@ def train_judge(
             "tasks": len(set(groups.tolist())), "per_task": per_task, "kinds": dict(kinds),
             "out_of_fold": [m.as_dict() for m in measured],
         },
+        centre,
     ).save(out)  # fmt: skip
     return measured
 

@@ -8,6 +8,12 @@ RankEF's three kinds of execution feedback (correct, execution error, wrong outp
 whose probability of "correct" is read the same way. Each is a standardised
 logistic regression whose regularisation is chosen by cross-validation inside its
 training tasks; it is measured out-of-fold, split by task, and saved as JSON.
+
+A judge can be trained centred on each task: every candidate's states less the mean
+of its task's candidates (no labels needed: at selection time a task's candidates
+are all at hand). Trained on raw states, a judge can learn which tasks are easy,
+which orders candidates across tasks but not among one task's, where selection
+chooses; centred, it sees only what sets a task's candidates apart.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ REGULARISATION = (0.003, 0.03, 0.3)
 FOLDS = 5
 _UNLABELLED = (Outcome.NO_CODE, Outcome.INFRA_ERROR, Outcome.MALFORMED_EDIT, Outcome.ANSWERED)
 FORMAT = "codetrial trained judge, version 1"
+CENTRED = ", centred on each task"
 PROMPT_TEMPLATES = ("judge_system.md", "judge.md")
 
 
@@ -217,10 +224,25 @@ def task_groups(entries: Sequence[Entry]) -> np.ndarray:
     return np.asarray([index.setdefault(e.task.id, len(index)) for e in entries])
 
 
+def setting(head: str, centred: bool) -> str:
+    """A trained head's name among judge settings."""
+    return f"trained {head}{CENTRED if centred else ''}"
+
+
+def centred(rows: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Each row less the mean of its group's rows."""
+    found = rows.astype(np.float64)
+    for group in set(groups.tolist()):
+        members = groups == group
+        found[members] -= found[members].mean(axis=0)
+    return found
+
+
 @dataclass(frozen=True)
 class TrainedJudge:
     """Both heads and what they read: the judge model (by file hash), the judge
-    prompt (by template hash) and how its hidden states were pooled."""
+    prompt (by template hash), how its hidden states were pooled, and whether they
+    are centred on each task."""
 
     judge: str
     model_sha256: str
@@ -228,6 +250,11 @@ class TrainedJudge:
     prompt_sha256: dict[str, str]
     heads: dict[str, Head]
     trained_on: dict[str, Any]
+    centred: bool = False
+
+    def p_correct(self, head: str, rows: np.ndarray, groups: np.ndarray) -> np.ndarray:
+        """The head's P(correct) for states `rows` of candidates of tasks `groups`."""
+        return self.heads[head].p_correct(centred(rows, groups) if self.centred else rows)
 
     def save(self, path: Path) -> None:
         document = {"format": FORMAT, **asdict(self)}
@@ -241,7 +268,8 @@ class TrainedJudge:
                 raise ValueError(f"its format is {data.get('format')!r}, not {FORMAT!r}")
             heads = {name: Head(**h) for name, h in data["heads"].items()}
             return cls(data["judge"], data["model_sha256"], data["pooling"],
-                       data["prompt_sha256"], heads, data["trained_on"])  # fmt: skip
+                       data["prompt_sha256"], heads, data["trained_on"],
+                       bool(data.get("centred", False)))  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
                 f"{path}: not a trained judge this version reads ({exc}); "
