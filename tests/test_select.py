@@ -482,3 +482,37 @@ def test_select_from_subsets_reports_what_each_strategy_s_evidence_cost(
     assert again.returncode == 0, again.stderr
     assert json.loads((run_dir / "selection" / "costs.json").read_text()) == ledger
     assert "selecting: s / task" in (run_dir / "report.html").read_text()
+
+
+def test_select_on_some_tasks_writes_tests_for_those_and_later_only_for_the_rest(
+    tmp_path: Path,
+) -> None:
+    """Generated tests are kept task by task, so selecting on more tasks later, or
+    again after an interruption, asks only for the tasks not yet written."""
+    suite = tmp_path / "suite"
+    write_task(suite / "clamp", "def clamp(x: int, lo: int, hi: int) -> int:", CLAMP_VISIBLE)
+    double = "from candidate import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
+    write_task(suite / "double", "def double(x: int) -> int:", double)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({
+        "test cases": [fenced("assert clamp(11, 0, 10) == 10\nassert double(3) == 6\n")],
+        "clamp": [fenced(code) for code in CANDIDATES[1:3]],
+        "double": [fenced("def double(x):\n    return 2 * x\n")],
+    }))  # fmt: skip
+    ran = cli("run", "--model", f"scripted/{script}", "--suite", suite, "--samples", "2",
+              "--repair-attempts", "0", "--runs-dir", tmp_path / "runs")  # fmt: skip
+    assert ran.returncode == 0, ran.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    some = cli("select", run_dir, "--strategies", "random,codet", "--task", "double")
+    assert some.returncode == 0, some.stderr
+    (cache,) = (run_dir / "selection").glob("tests-*.json")
+    assert list(json.loads(cache.read_text())) == ["double"]
+    (report,) = json.loads((run_dir / "selection.json").read_text())
+    assert report["tasks"] == 1 and report["candidates"] == 2
+    every = cli("select", run_dir, "--strategies", "random,codet")
+    assert every.returncode == 0, every.stderr
+    assert sorted(json.loads(cache.read_text())) == ["clamp", "double"]
+    ledger = json.loads((run_dir / "selection" / "costs.json").read_text())
+    assert ledger[cache.name]["items"] == 2
+    unknown = cli("select", run_dir, "--task", "triple")
+    assert unknown.returncode == 2 and "has no task triple" in unknown.stderr

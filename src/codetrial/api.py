@@ -550,6 +550,7 @@ def select(
     against: Run | Path | str | None = None,
     workers: int = 2,
     progress: bool = False,
+    task_ids: Sequence[str] = (),
 ) -> SelectionResult:
     """Compare selection strategies ("all", or names such as "random,likelihood,codet")
     on the same candidates. `tests`: generated tests in CodeT's format (else
@@ -557,7 +558,8 @@ def select(
     trained ranker (else one cross-validated by task); `trained_judge`: a judge saved
     by `train-judge` for `judge_model` (else one cross-validated by task). `subsets`:
     also choose among that many candidates per task, `repeats` random subsets each,
-    set against the single attempt of the run `against` when given."""
+    set against the single attempt of the run `against` when given. `task_ids`: only
+    these tasks."""
     stored = run if isinstance(run, Run) else Run(run)
     names = strategy_names(strategies)
     source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None, test_model,
@@ -567,7 +569,7 @@ def select(
         baseline = against.path if isinstance(against, Run) else against
         found = side_by_side(
             store, names, source, judge_model, shots, ranker, workers, shown, trained_judge,
-            subsets, repeats, Path(baseline) if baseline is not None else None,
+            subsets, repeats, Path(baseline) if baseline is not None else None, task_ids,
         )  # fmt: skip
     stored.report()
     return SelectionResult(stored, found, stored.path / "selection.json")

@@ -33,6 +33,7 @@ TestsFile = Annotated[
 TestPrompts = Annotated[
     Path | None, typer.Option(help="JSONL of {task_id, prompt} for the tests file")
 ]
+OnlyTasks = Annotated[list[str], typer.Option("--task", help="only these task ids (repeat)")]
 
 
 def _pct(value: float | None, signed: bool = False) -> str:
@@ -79,6 +80,7 @@ def select(
     workers: Workers = 2,
     runs_dir: RunsDir = Path("runs"),
     json: Json = False,
+    task: OnlyTasks = [],  # noqa: B006
 ) -> None:
     """Compare selection strategies side by side on the same candidate pool."""
     strategy_names(strategies)  # a typo is named before a pool is judged
@@ -96,7 +98,7 @@ def select(
         run, strategies, tests=tests, test_prompts=test_prompts, test_model=test_model,
         test_samples=test_samples, judge_model=judge, shots=shots, ranker=ranker,
         trained_judge=trained_judge, subsets=_sizes(subsets), repeats=repeats, against=against,
-        workers=workers, progress=True,
+        workers=workers, progress=True, task_ids=task,
     )  # fmt: skip
     if json:
         print_json(result.as_dicts())
@@ -190,7 +192,6 @@ PerTask = Annotated[
     int | None,
     typer.Option(help="the first N candidates with code of each task (default: all)", min=1),
 ]
-OnlyTasks = Annotated[list[str], typer.Option("--task", help="only these task ids (repeat)")]
 
 
 def judge_eval(

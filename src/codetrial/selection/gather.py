@@ -30,11 +30,11 @@ from codetrial.selection.costs import Cost, Overhead, Step, per_item, timed
 from codetrial.selection.evidence import Entry, execute
 from codetrial.selection.generated import load_generated_tests, runs_as_one, write_tests
 from codetrial.selection.judging import judge_entries
-from codetrial.selection.pools import build, entries
+from codetrial.selection.pools import build, chosen_tasks, entries
 from codetrial.selection.subsets import cost
 from codetrial.store import RunStore
-from codetrial.store.artifacts import slug, write_atomic
-from codetrial.tasks import Task, function_tasks
+from codetrial.store.artifacts import read_json, slug, write_atomic
+from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
 
 
@@ -81,29 +81,30 @@ def backend(name: str, store: RunStore, role: str) -> Backend:
 def generated_tests(
     store: RunStore, model: str, tasks: list[Task], source: TestSource, steps: Steps
 ) -> tuple[dict[str, list[str]], str, Path | None]:
-    """Generated tests per task, where they came from (the file, the cache, or written
-    now by the model) and the cache that keeps them (None for a file)."""
+    """Generated tests per task, where they came from (the file, or the model) and the
+    cache that keeps them (None for a file). A model writes tests only for the tasks
+    its cache lacks, and the cache keeps every task's as soon as they are written."""
     if source.file is not None:
         prompts = source.prompts or {t.prompt: t.id for t in tasks}
         return load_generated_tests(source.file, tasks, prompts), f"file {source.file}", None
     writer = source.model or model
     cache = store.run_dir / "selection" / f"tests-{slug(writer)}-{source.samples}.json"
-    if cache.is_file():
-        return json.loads(cache.read_text(encoding="utf-8")), f"model {writer}", cache
-    model_backend = backend(writer, store, "test")
-    written: dict[str, list[str]] = {}
-    try:
-        with steps("writing tests", len(tasks)) as advance, timed(cache) as tally:
-            for done, task in enumerate(tasks, 1):
-                written[task.id], tokens = write_tests(
-                    model_backend, task, options(store), source.samples
-                )
-                tally.add(1, tokens)
-                advance(done)
-    finally:
-        model_backend.close()
-    write_atomic(cache, json.dumps(written))
-    return written, f"model {writer}", cache
+    written: dict[str, list[str]] = read_json(cache, dict)
+    missing = [t for t in tasks if t.id not in written]
+    if missing:
+        model_backend = backend(writer, store, "test")
+        try:
+            with steps("writing tests", len(missing)) as advance, timed(cache) as tally:
+                for done, task in enumerate(missing, 1):
+                    written[task.id], tokens = write_tests(
+                        model_backend, task, options(store), source.samples
+                    )
+                    write_atomic(cache, json.dumps(written))
+                    tally.add(1, tokens)
+                    advance(done)
+        finally:
+            model_backend.close()
+    return {t.id: written[t.id] for t in tasks}, f"model {writer}", cache
 
 
 def judged(
@@ -220,13 +221,14 @@ def gather(
     workers: int = 2,
     steps: Steps = quietly,
     trained_judge: Path | None = None,
+    task_ids: Sequence[str] = (),
 ) -> list[Evidence]:
     """For each model of the run: its pools, with the evidence the named strategies
     need and what it cost. A task whose generated tests do not compile as one test
     function, the way CodeT runs them, gets no test evidence (CodeT falls back to a
-    random pick there)."""
+    random pick there). Only the tasks `task_ids` when given."""
     wanted = needs(names)
-    tasks = function_tasks(store.tasks(), "codetrial select")
+    tasks = chosen_tasks(store, "codetrial select", task_ids)
     folder = store.run_dir / "selection"
     folder.mkdir(exist_ok=True)
     gathered = []

@@ -30,10 +30,9 @@ from codetrial.selection.judging import (
     quality,
     task_auc,
 )
-from codetrial.selection.pools import entries
+from codetrial.selection.pools import chosen_tasks, entries
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
-from codetrial.tasks import function_tasks
 
 
 @dataclass(frozen=True)
@@ -88,15 +87,7 @@ def candidates(
 ) -> list[Entry]:
     """Every labelled candidate of the run's models, the first `per_task` of each
     task's (all without a cap), of the tasks `task_ids` (all when empty)."""
-    tasks = function_tasks(store.tasks(), command)
-    if task_ids:
-        unknown = sorted(set(task_ids) - {t.id for t in tasks})
-        if unknown:
-            raise ConfigError(
-                f"{store.run_dir} has no task {', '.join(unknown)}; `codetrial report "
-                f"{store.run_dir}` lists its tasks"
-            )
-        tasks = [t for t in tasks if t.id in task_ids]
+    tasks = chosen_tasks(store, command, task_ids)
     return [
         e
         for model in store.manifest.config.models

@@ -6,11 +6,27 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
+from codetrial.errors import ConfigError
 from codetrial.selection import PoolCandidate, TaskPool
 from codetrial.selection.evidence import Entry, Execution
 from codetrial.selection.learned import Signals
 from codetrial.store import RunStore
-from codetrial.tasks import Task
+from codetrial.tasks import Task, function_tasks
+
+
+def chosen_tasks(store: RunStore, command: str, task_ids: Collection[str] = ()) -> list[Task]:
+    """The run's function tasks, only those of `task_ids` when given; a ConfigError
+    names any the run does not have."""
+    tasks = function_tasks(store.tasks(), command)
+    if not task_ids:
+        return tasks
+    unknown = sorted(set(task_ids) - {t.id for t in tasks})
+    if unknown:
+        raise ConfigError(
+            f"{store.run_dir} has no task {', '.join(unknown)}; `codetrial report "
+            f"{store.run_dir}` lists its tasks"
+        )
+    return [t for t in tasks if t.id in task_ids]
 
 
 def entries(store: RunStore, tasks: Sequence[Task], model: str) -> dict[str, list[Entry]]:

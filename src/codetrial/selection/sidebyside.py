@@ -100,10 +100,12 @@ def side_by_side(
     sizes: Sequence[int] = (),
     repeats: int = 10,
     against: Path | None = None,
+    task_ids: Sequence[str] = (),
 ) -> list[ModelSelection]:
-    """Every named strategy on each model's candidates, on the whole pools and on
-    random subsets of each of `sizes` candidates (`repeats` each, set against the
-    single attempt of the run `against` when given); selection.json written."""
+    """Every named strategy on each model's candidates (of the tasks `task_ids`; all
+    when empty), on the whole pools and on random subsets of each of `sizes`
+    candidates (`repeats` each, set against the single attempt of the run `against`
+    when given); selection.json written."""
     single = None
     if against is not None:
         with contextlib.closing(RunStore.open(against)) as other:
@@ -119,6 +121,7 @@ def side_by_side(
         workers=workers,
         steps=steps,
         trained_judge=trained_judge,
+        task_ids=task_ids,
     ):
         pools = evidence.pools
         usable = [n for n in names if Need.TESTS not in named(n).needs or evidence.tests]
