@@ -13,7 +13,8 @@ import pytest
 
 from codetrial.extract import extract
 from codetrial.records import Outcome
-from codetrial.syntax import literal, parse
+from codetrial.selection.generated import runs_as_one
+from codetrial.syntax import ATTEMPTS, literal, parse
 from codetrial.tasks import Task
 from tests.conftest import fenced
 
@@ -30,6 +31,7 @@ def test_nesting_too_deep_for_the_parser_is_a_syntax_error(add_task: Task, judge
     assert verdict.detail == "SyntaxError: too deeply nested or too big to parse (RecursionError)"
     with pytest.raises(SyntaxError):
         literal("-" * 5000 + "1")
+    assert not runs_as_one(["assert add(" + "-" * 5000 + "1, 2) == 3"])
 
 
 def _mismatches(parser: Callable[[str], ast.Module]) -> list[str]:
@@ -70,3 +72,24 @@ def test_threads_parsing_at_once_do_not_fail_one_another() -> None:
     if not _mismatches(ast.parse):
         pytest.skip("this Python's parser does not fail threads that parse at once")
     assert _mismatches(parse) == []
+
+
+def test_a_parse_another_parse_collided_with_is_made_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What parses outside codetrial's turns (pytest rewriting asserts) can still
+    collide with a parse here; that one is made again, a few times at most."""
+    real = ast.parse
+    calls: list[str] = []
+    collide = {"times": ATTEMPTS - 1}
+
+    def colliding(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
+        calls.append(source)
+        if len(calls) <= collide["times"]:
+            raise SystemError("AST constructor recursion depth mismatch (before=3, after=9)")
+        return real(source, filename, mode)
+
+    monkeypatch.setattr(ast, "parse", colliding)
+    assert isinstance(parse("x = 1\n"), ast.Module) and len(calls) == ATTEMPTS
+    calls.clear()
+    collide["times"] = ATTEMPTS
+    with pytest.raises(SystemError, match="mismatch"):
+        parse("x = 1\n")

@@ -16,6 +16,7 @@ from codetrial.models import Backend
 from codetrial.models.base import generate_samples
 from codetrial.prompts import test_messages
 from codetrial.records import GenerationOptions
+from codetrial.syntax import compiled
 from codetrial.tasks import Task
 from codetrial.tasks.jsonl import read_jsonl
 
@@ -33,8 +34,8 @@ def _cut(text: str) -> str:
 def _compiles(test: str) -> bool:
     block = "try:\n    " + test.replace("\n", "\n    ") + "\nexcept:\n    pass\n"
     try:
-        compile(block, "<generated test>", "exec")
-    except (SyntaxError, ValueError):
+        compiled(block, "<generated test>")
+    except SyntaxError:
         return False
     return True
 
@@ -49,8 +50,8 @@ def runs_as_one(tests: Iterable[str]) -> bool:
         lines += ["    try:", *(f"        {line}" for line in test.strip().split("\n"))]
         lines += ["    except Exception:", "        pass"]
     try:
-        compile("\n".join(lines) + "\n", "<generated tests>", "exec")
-    except (SyntaxError, ValueError):
+        compiled("\n".join(lines) + "\n", "<generated tests>")
+    except SyntaxError:
         return False
     return True
 

@@ -23,6 +23,7 @@ from typing import Any
 from codetrial.records import TestOutcome, TestResult, Visibility
 from codetrial.registry import Registry
 from codetrial.sandbox import LimitHit, Session
+from codetrial.syntax import compiled, turns
 from codetrial.tasks import Task
 
 
@@ -52,7 +53,7 @@ def proxy(session: Session, name: str) -> Callable[..., Any]:
 
 @functools.lru_cache(maxsize=4096)
 def _compiled(source: str, name: str) -> types.CodeType:
-    return compile(source, name, "exec")
+    return compiled(source, name)
 
 
 def _loaded(source: str, task: Task, name: str) -> types.CodeType:
@@ -105,7 +106,8 @@ def _failure_text(exc: BaseException, task: Task) -> str:
     for tb in reversed(chain):
         if tb.tb_frame.f_code.co_filename.startswith(f"{task.id}/"):
             frames = types.TracebackType(frames, tb.tb_frame, tb.tb_lasti, tb.tb_lineno)
-    return "".join(traceback.format_exception(type(exc), exc, frames))
+    with turns():
+        return "".join(traceback.format_exception(type(exc), exc, frames))
 
 
 Harness = Callable[[Task, Visibility, Session], tuple[Recorder, str]]

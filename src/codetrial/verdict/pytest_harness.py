@@ -30,7 +30,7 @@ from _pytest.assertion.rewrite import rewrite_asserts
 
 from codetrial.records import TestOutcome, TestResult, Visibility
 from codetrial.sandbox import LimitHit, Session
-from codetrial.syntax import parse
+from codetrial.syntax import compiled, parse, turns
 from codetrial.tasks import Task, TestFile
 from codetrial.verdict.harness import HARNESSES, Recorder, proxy
 
@@ -59,10 +59,18 @@ class _Plugin(Recorder):
             self.results.append(_error_result(report.nodeid or "<collection>", self.visibility))
 
     @pytest.hookimpl(hookwrapper=True)
+    def pytest_collection(self) -> Generator[None, Any, None]:
+        """Collecting imports the test files and rewrites their asserts: it parses, so
+        it takes its turn (see codetrial.syntax)."""
+        with turns():
+            yield
+
+    @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, Any, None]:
-        outcome = yield
+        with turns():  # a failure's report parses the test's source
+            outcome = yield
         report: pytest.TestReport = outcome.get_result()
         if report.when == "call" or report.failed:
             self.results.append(
@@ -135,7 +143,7 @@ def _plain(name: str, source: str) -> types.CodeType | None:
         if any(b.startswith("test") for b in bound):
             return None
     rewrite_asserts(tree, source.encode(), name)
-    return compile(tree, name, "exec")
+    return compiled(tree, name)
 
 
 def run_plain_tests(
@@ -206,9 +214,10 @@ def _error_result(name: str, visibility: Visibility) -> TestResult:
 
 def _failure_text(exc: BaseException) -> str:
     """The failure as the test file sees it: the frames from the test files down."""
-    frames = traceback.extract_tb(exc.__traceback__)[1:]
-    lines = traceback.format_list(frames)
-    return "".join([*lines, *traceback.format_exception_only(exc)])
+    with turns():
+        frames = traceback.extract_tb(exc.__traceback__)[1:]
+        lines = traceback.format_list(frames)
+        return "".join([*lines, *traceback.format_exception_only(exc)])
 
 
 @contextlib.contextmanager
