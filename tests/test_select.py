@@ -440,23 +440,29 @@ def test_evidence_not_timed_here_leaves_a_strategy_s_cost_unmeasured() -> None:
                       Need.TESTS: {"file tests.jsonl": Step(None, per_task=True)}})  # fmt: skip
     assert spent.per_task({Need.JUDGE, Need.STATES}, 5) == Cost(0, 10.0)
     assert spent.per_task({Need.TESTS}, 5) is None
+    assert spent.per_task({Need.OUTPUTS}, 5) is None
     assert spent.per_task(set(), 5) == Cost(0, 0)
 
 
-def test_a_pass_is_timed_when_it_computes_and_resumed_passes_add_up(tmp_path: Path) -> None:
+def test_a_pass_is_timed_up_to_what_it_kept_and_resumed_passes_add_up(tmp_path: Path) -> None:
     cache = tmp_path / "judge.json"
     with timed(cache) as tally:
         time.sleep(0.05)
+        cache.write_text("{}")
         tally.add(2, 30)
     with timed(cache):
-        time.sleep(0.2)
-    assert per_item(tmp_path / "other.json") is None
+        time.sleep(0.2)  # kept nothing: not counted
     with pytest.raises(KeyboardInterrupt), timed(cache) as tally:
         tally.add(2, 10)
+        time.sleep(0.2)  # cut short before keeping more: not counted
         raise KeyboardInterrupt
+    assert per_item(tmp_path / "other.json") is None
     spent = per_item(cache)
     assert spent is not None and spent.tokens == 10 and 0.0125 <= spent.seconds < 0.05
-    assert spent == Cost(10, spent.seconds)
+    cache.unlink()
+    with timed(cache) as tally:
+        tally.add(1, 7)
+    assert per_item(cache) == Cost(7, pytest.approx(0, abs=0.01))
 
 
 def test_select_from_subsets_reports_what_each_strategy_s_evidence_cost(
@@ -496,19 +502,24 @@ def test_select_on_some_tasks_writes_tests_for_those_and_later_only_for_the_rest
     script = tmp_path / "script.json"
     script.write_text(json.dumps({
         "test cases": [fenced("assert clamp(11, 0, 10) == 10\nassert double(3) == 6\n")],
-        "clamp": [fenced(code) for code in CANDIDATES[1:3]],
+        "clamp": [fenced(code) for code in CANDIDATES[:2]],
         "double": [fenced("def double(x):\n    return 2 * x\n")],
     }))  # fmt: skip
     ran = cli("run", "--model", f"scripted/{script}", "--suite", suite, "--samples", "2",
               "--repair-attempts", "0", "--runs-dir", tmp_path / "runs")  # fmt: skip
     assert ran.returncode == 0, ran.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
-    some = cli("select", run_dir, "--strategies", "random,codet", "--task", "double")
+    alone = cli("select", run_dir, "--task", "double")
+    assert alone.returncode == 2 and "needs at least two tasks" in alone.stderr
+    assert not (run_dir / "selection" / "costs.json").exists()  # refused before gathering
+    some = cli("select", run_dir, "--strategies", "random,codet", "--task", "double",
+               "--subsets", "1", "--repeats", "1", "--against", run_dir)  # fmt: skip
     assert some.returncode == 0, some.stderr
     (cache,) = (run_dir / "selection").glob("tests-*.json")
     assert list(json.loads(cache.read_text())) == ["double"]
     (report,) = json.loads((run_dir / "selection.json").read_text())
     assert report["tasks"] == 1 and report["candidates"] == 2
+    assert report["baseline"]["estimate"]["value"] == 1.0  # double's, not clamp's 0.5
     every = cli("select", run_dir, "--strategies", "random,codet")
     assert every.returncode == 0, every.stderr
     assert sorted(json.loads(cache.read_text())) == ["clamp", "double"]

@@ -18,9 +18,18 @@ from codetrial.models.embedded import EmbeddedBackend
 from codetrial.models.hidden import StateReader
 from codetrial.models.weights import QWEN_CODER_05B
 from codetrial.prompts import judge_messages
-from codetrial.records import GenerationOptions, Outcome
+from codetrial.records import AttemptRecord, GenerationOptions, Outcome
+from codetrial.selection.evidence import Entry
 from codetrial.selection.judging import task_auc
-from codetrial.selection.trained import HEADS, Head, TrainedJudge, centred, kind, out_of_fold
+from codetrial.selection.trained import (
+    HEADS,
+    Head,
+    TrainedJudge,
+    centred,
+    kind,
+    out_of_fold,
+    pools,
+)
 from codetrial.tasks import Task
 from tests.conftest import fenced
 from tests.test_cli import cli
@@ -121,6 +130,16 @@ def test_centring_takes_each_task_s_mean_out_of_its_candidates() -> None:
     head = Head(["incorrect", "correct"], 1.0, [0.0, 0.0], [1.0, 1.0], [[1.0, 0.0]], [0.0])
     judge = TrainedJudge("embedded", "", "", {}, {"binary": head}, {}, centred=True)
     assert judge.p_correct("binary", rows, groups)[2] == pytest.approx(0.5)
+
+
+def test_a_judge_centres_on_one_model_s_candidates_of_a_task_in_one_run(add_task: Task) -> None:
+    """As selection does: a pool is a model's candidates of a task, never those of
+    another model or run beside them."""
+    entries = [Entry(add_task, AttemptRecord(model=model, task_id=add_task.id, attempt=0,
+                                             raw_response="", code="", outcome=Outcome.FAILED))
+               for model in ("a", "b", "a", "a")]  # fmt: skip
+    assert pools(entries).tolist() == [0, 1, 0, 0]
+    assert pools(entries, [0, 0, 0, 1]).tolist() == [0, 1, 0, 2]
 
 
 def test_centred_a_judge_orders_a_task_s_candidates_where_on_raw_states_it_cannot() -> None:
@@ -252,6 +271,7 @@ def test_a_judge_centred_on_each_task_is_trained_on_some_tasks_and_measured_on_a
     trained = cli("train-judge", labelled_run, "--centre", *some, "--out", judge_file)
     assert trained.returncode == 0, trained.stderr
     saved = json.loads(judge_file.read_text())
+    assert saved["format"] == "codetrial trained judge, version 2: centred on each task"
     assert saved["centred"] is True and saved["trained_on"]["tasks"] == 3
     assert saved["trained_on"]["out_of_fold"][0]["setting"] == (
         "trained binary, centred on each task, out-of-fold by task"
@@ -267,6 +287,8 @@ def test_a_judge_centred_on_each_task_is_trained_on_some_tasks_and_measured_on_a
     ]
     assert {s["candidates"] for s in settings.values()} == {3}
     assert settings["trained binary, centred on each task, centred.json"]["tasks_with_both"] == 1
+    one = cli("judge-eval", labelled_run, "--shots", "0", "--centre", "--task", TASKS[3])
+    assert one.returncode == 2 and "needs at least two tasks" in " ".join(one.stderr.split())
     both = cli("judge-eval", labelled_run, "--shots", "0", "--centre")
     assert both.returncode == 0, both.stderr
     settings = {s["setting"]: s for s in json.loads((labelled_run / "judge_eval.json").read_text())}

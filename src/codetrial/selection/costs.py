@@ -3,11 +3,12 @@ count what a strategy needs on top of generating the candidates.
 
 Each step that fills a cache (writing tests, running them, judging, reading hidden
 states) is timed while it computes something; `costs.json` in the run's
-`selection/` folder keeps, per cache, the wall seconds of those passes, the items
-they computed (tasks or distinct candidates) and the completion tokens they
-generated, added up over passes, so a pass cut short and resumed counts in full. A
-cache made before costs were kept, or evidence read from a file, has no cost here:
-it is reported as not measured rather than as free.
+`selection/` folder keeps, per cache, the wall seconds of those passes up to what
+they last kept, the items kept (tasks or distinct candidates) and the completion
+tokens they took, added up over passes, so a pass cut short and resumed counts what
+it kept once. A cache made afresh starts its entry afresh. A cache made before costs
+were kept, or evidence read from a file, has no cost here: it is reported as not
+measured rather than as free.
 """
 
 from __future__ import annotations
@@ -40,32 +41,36 @@ class Cost:
 
 
 class Tally:
-    """What a timed pass computed: items, and the completion tokens they took."""
+    """What a timed pass has kept: items, the completion tokens they took, and when
+    the last were kept."""
 
     def __init__(self) -> None:
         self.items = 0
         self.tokens = 0
+        self.start = self.kept_at = time.perf_counter()
 
     def add(self, items: int, tokens: int = 0) -> None:
+        """Count `items` just kept in the cache."""
         self.items += items
         self.tokens += tokens
+        self.kept_at = time.perf_counter()
 
 
 @contextmanager
 def timed(cache: Path) -> Iterator[Tally]:
     """Time the pass that fills `cache` and add it to the ledger beside it, when it
-    computed anything (also when it was cut short)."""
+    kept anything (also when it was cut short: up to what it last kept)."""
+    ledger_path = cache.parent / COSTS
+    afresh = not cache.exists()
     tally = Tally()
-    start = time.perf_counter()
     try:
         yield tally
     finally:
         if tally.items:
-            ledger_path = cache.parent / COSTS
             ledger = read_json(ledger_path, dict)
-            before = ledger.get(cache.name, {})
+            before = {} if afresh else ledger.get(cache.name, {})
             ledger[cache.name] = {
-                "seconds": before.get("seconds", 0.0) + time.perf_counter() - start,
+                "seconds": before.get("seconds", 0.0) + tally.kept_at - tally.start,
                 "items": before.get("items", 0) + tally.items,
                 "tokens": before.get("tokens", 0) + tally.tokens,
             }
@@ -97,8 +102,12 @@ class Overhead:
     steps: Mapping[Need, Mapping[str, Step]]
 
     def per_task(self, needs: Iterable[Need], size: int) -> Cost | None:
-        """A task's cost of the evidence for `needs` among `size` candidates."""
-        used = {name: step for need in needs for name, step in self.steps.get(need, {}).items()}
+        """A task's cost of the evidence for `needs` among `size` candidates (None when
+        any of it was not measured, or not gathered)."""
+        needs = list(needs)
+        if any(need not in self.steps for need in needs):
+            return None
+        used = {name: step for need in needs for name, step in self.steps[need].items()}
         total = Cost(0.0, 0.0)
         for step in used.values():
             if step.cost is None:

@@ -19,6 +19,9 @@ from codetrial.store.artifacts import read_json, write_atomic
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
 
+SAVE_EVERY = 50  # a long pass over candidates keeps what it has computed this often
+
+
 MAX_INPUTS = 20
 CPU_PER_TEST_S = 0.1
 _UNEXECUTED = (Outcome.NO_CODE, Outcome.SYNTAX_ERROR, Outcome.REJECTED)
@@ -94,7 +97,7 @@ def execute(
     """(task id, code) -> its execution, for every runnable candidate; identical code
     runs once. Outputs on the tests' inputs are gathered only when asked for. Results
     are kept in `cache` (a JSON file) and reused while the task's tests are the same;
-    `computed` is told how many were run once they are kept."""
+    `computed` is told how many were run as they are kept."""
     known = read_json(cache, dict)
     digests = {task_id: _digest(tests.get(task_id, [])) for task_id in {e.task.id for e in entries}}
 
@@ -131,10 +134,13 @@ def execute(
             "passed_tests": [t for t, ok in zip(task_tests, flags, strict=False) if ok],
             "outputs": outputs_run.result() if outputs_run else None,
         }
+        if done % SAVE_EVERY == 0:
+            write_atomic(cache, json.dumps(known))
+            computed(SAVE_EVERY)
         progress(done)
-    if futures:
+    if len(futures) % SAVE_EVERY:
         write_atomic(cache, json.dumps(known))
-        computed(len(futures))
+        computed(len(futures) % SAVE_EVERY)
     executions = {}
     for entry in entries:
         key = (entry.task.id, entry.record.code or "")
@@ -143,9 +149,6 @@ def execute(
                 tuple(found["passed_tests"]), tuple(found["outputs"] or ()) or None
             )
     return executions
-
-
-SAVE_EVERY = 50  # a long pass over candidates keeps what it has computed this often
 
 
 def cache_key(key: tuple[str, str]) -> str:

@@ -200,7 +200,7 @@ def trained_judged(
     rows = read.rows(chosen)
     if judge_file is not None:
         judge_file.check(judge, read.model_sha256, read.pooling)
-        scores = judge_file.p_correct("binary", rows, trained.task_groups(chosen))
+        scores = judge_file.p_correct("binary", rows, trained.pools(chosen))
         where = f"{saved}, binary head{trained.CENTRED if judge_file.centred else ''}"
     else:
         groups = trained.task_groups(chosen)

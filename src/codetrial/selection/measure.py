@@ -98,11 +98,13 @@ def candidates(
 
 @dataclass(frozen=True)
 class Training:
-    """Hidden states and labels of candidates from one or more runs."""
+    """Hidden states and labels of candidates from one or more runs (`pools`: each
+    one's pool, see trained.pools); `groups` are their tasks, across runs."""
 
     entries: list[Entry]
     rows: np.ndarray
     states: States
+    pools: np.ndarray
 
     @property
     def groups(self) -> np.ndarray:
@@ -111,7 +113,7 @@ class Training:
     def out_of_fold(self, judge: str, centre: bool) -> list[JudgeQuality]:
         """Each head, measured on tasks it never saw, trained on states as read or
         centred on each task."""
-        rows = trained.centred(self.rows, self.groups) if centre else self.rows
+        rows = trained.centred(self.rows, self.pools) if centre else self.rows
         return [
             _measured(judge, f"{trained.setting(head, centre)}, out-of-fold by task",
                       None, self.entries,
@@ -138,8 +140,14 @@ def judge_quality(
     of a saved one; all on the same candidates, of the tasks `task_ids` (all when
     empty). judge_eval.json is written."""
     everything = candidates(store, per_task, "codetrial judge-eval", task_ids)
+    tasks = len({e.task.id for e in everything})
     if train is None:
-        train = shows_states(store, judge)
+        train = tasks > 1 and shows_states(store, judge)
+    if (train or centre) and tasks < 2:
+        raise ConfigError(
+            f"measuring trained judges out-of-fold needs at least two tasks, and these "
+            f"candidates are of {tasks}: judge more tasks, or leave out --train and --centre"
+        )
     (store.run_dir / "selection").mkdir(exist_ok=True)
     found = []
     wants_states = train or centre or trained_judge is not None
@@ -153,7 +161,7 @@ def judge_quality(
                                [probabilities[(e.task.id, e.record.code or "")]
                                 for e in everything]))  # fmt: skip
     if read is not None:
-        training = Training(everything, read.rows(everything), read)
+        training = Training(everything, read.rows(everything), read, trained.pools(everything))
         if train:
             found += training.out_of_fold(judge, centre=False)
         if centre:
@@ -164,7 +172,7 @@ def judge_quality(
             found += [
                 _measured(judge, f"{trained.setting(head, saved.centred)}, {trained_judge.name}",
                           None, everything,
-                          saved.p_correct(head, training.rows, training.groups))
+                          saved.p_correct(head, training.rows, training.pools))
                 for head in saved.heads
             ]  # fmt: skip
     document = [setting.as_dict() for setting in found]
@@ -186,7 +194,8 @@ def train_judge(
     task (a task is one group across runs), and save the ones fitted on everything."""
     chosen: list[Entry] = []
     rows, found = [], []
-    for run_dir in runs:
+    numbers: list[int] = []
+    for number, run_dir in enumerate(runs):
         store = RunStore.open(run_dir)
         try:
             everything = candidates(store, per_task, "codetrial train-judge", task_ids)
@@ -195,16 +204,18 @@ def train_judge(
         finally:
             store.close()
         chosen += everything
+        numbers += [number] * len(everything)
         rows.append(read.rows(everything) if everything else np.zeros((0, 0)))
         found.append(read)
     if len({(s.model_sha256, s.pooling) for s in found}) > 1:
         raise ConfigError(f"the judge {judge} read these runs with different models")
     if not chosen:
         raise ConfigError("these runs have no candidates with code to learn from")
-    training = Training(chosen, np.vstack([r for r in rows if r.size]), found[0])
+    training = Training(chosen, np.vstack([r for r in rows if r.size]), found[0],
+                        trained.pools(chosen, numbers))  # fmt: skip
     measured = training.out_of_fold(judge, centre)
     groups = training.groups
-    learned = trained.centred(training.rows, groups) if centre else training.rows
+    learned = trained.centred(training.rows, training.pools) if centre else training.rows
     heads = {
         head: trained.fit(learned, trained.targets(chosen, head), groups, head)
         for head in trained.HEADS

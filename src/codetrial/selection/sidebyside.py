@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from codetrial.errors import ConfigError
 from codetrial.progress import Steps, quietly
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.report import SELECTION
@@ -26,6 +27,7 @@ from codetrial.selection import (
 )
 from codetrial.selection import learned as ranking
 from codetrial.selection.gather import TestSource, gather
+from codetrial.selection.pools import chosen_tasks
 from codetrial.selection.subsets import Arm, Baseline, arms, baseline
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
@@ -106,10 +108,17 @@ def side_by_side(
     when empty), on the whole pools and on random subsets of each of `sizes`
     candidates (`repeats` each, set against the single attempt of the run `against`
     when given); selection.json written."""
+    cross_validating = "ranker" in names and ranker is None
+    if cross_validating and len(chosen_tasks(store, "codetrial select", task_ids)) < 2:
+        raise ConfigError(
+            "the ranker is cross-validated by task here, which needs at least two tasks: "
+            "select on more, pass a trained one (--ranker FILE), or choose --strategies "
+            "without it"
+        )
     single = None
     if against is not None:
         with contextlib.closing(RunStore.open(against)) as other:
-            single = baseline(other)
+            single = baseline(other, task_ids)
     found = []
     hashes = template_hashes(SELECTION_TEMPLATES)
     for evidence in gather(

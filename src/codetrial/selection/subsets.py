@@ -27,9 +27,8 @@ from codetrial.selection import REFERENCES, StrategyResult, TaskPool, compared, 
 from codetrial.selection import select_pass_at_1 as picked
 from codetrial.selection.costs import Cost, Overhead
 from codetrial.selection.evidence import Entry
-from codetrial.selection.pools import entries
+from codetrial.selection.pools import chosen_tasks, entries
 from codetrial.store import RunStore
-from codetrial.tasks import function_tasks
 
 SEED = 0
 
@@ -56,11 +55,12 @@ class Baseline:
     cost: Cost
 
 
-def baseline(store: RunStore) -> Baseline:
+def baseline(store: RunStore, task_ids: Sequence[str] = ()) -> Baseline:
+    """The run's single attempt, on the tasks `task_ids` (all when empty)."""
     (model, *others) = store.manifest.config.models
     if others:
         raise ConfigError(f"{store.run_dir} has several models; a baseline run has one")
-    by_task = entries(store, function_tasks(store.tasks(), "codetrial select --against"), model)
+    by_task = entries(store, chosen_tasks(store, "codetrial select --against", task_ids), model)
     per_task = {task: sum(e.record.passed for e in items) / len(items)
                 for task, items in by_task.items()}  # fmt: skip
     first = [e for items in by_task.values() for e in items]

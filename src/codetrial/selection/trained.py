@@ -43,6 +43,9 @@ REGULARISATION = (0.003, 0.03, 0.3)
 FOLDS = 5
 _UNLABELLED = (Outcome.NO_CODE, Outcome.INFRA_ERROR, Outcome.MALFORMED_EDIT, Outcome.ANSWERED)
 FORMAT = "codetrial trained judge, version 1"
+# A centred judge's own format: a version that knows only FORMAT refuses it rather
+# than apply it to states as read.
+CENTRED_FORMAT = "codetrial trained judge, version 2: centred on each task"
 CENTRED = ", centred on each task"
 PROMPT_TEMPLATES = ("judge_system.md", "judge.md")
 
@@ -229,11 +232,22 @@ def setting(head: str, centred: bool) -> str:
     return f"trained {head}{CENTRED if centred else ''}"
 
 
-def centred(rows: np.ndarray, groups: np.ndarray) -> np.ndarray:
-    """Each row less the mean of its group's rows."""
+def pools(entries: Sequence[Entry], runs: Sequence[int] = ()) -> np.ndarray:
+    """Which pool each candidate is in, the candidates a judge centres on together:
+    those of one task from one model in one run (`runs` numbers each entry's run;
+    one run when empty). Selection centres a model's pool of a task the same way."""
+    index: dict[tuple[int, str, str], int] = {}
+    keys = zip(runs or [0] * len(entries), entries, strict=True)
+    return np.asarray(
+        [index.setdefault((run, e.record.model, e.task.id), len(index)) for run, e in keys]
+    )
+
+
+def centred(rows: np.ndarray, pools: np.ndarray) -> np.ndarray:
+    """Each row less the mean of its pool's rows."""
     found = rows.astype(np.float64)
-    for group in set(groups.tolist()):
-        members = groups == group
+    for pool in set(pools.tolist()):
+        members = pools == pool
         found[members] -= found[members].mean(axis=0)
     return found
 
@@ -252,24 +266,24 @@ class TrainedJudge:
     trained_on: dict[str, Any]
     centred: bool = False
 
-    def p_correct(self, head: str, rows: np.ndarray, groups: np.ndarray) -> np.ndarray:
-        """The head's P(correct) for states `rows` of candidates of tasks `groups`."""
-        return self.heads[head].p_correct(centred(rows, groups) if self.centred else rows)
+    def p_correct(self, head: str, rows: np.ndarray, pools: np.ndarray) -> np.ndarray:
+        """The head's P(correct) for states `rows` of candidates in `pools`."""
+        return self.heads[head].p_correct(centred(rows, pools) if self.centred else rows)
 
     def save(self, path: Path) -> None:
-        document = {"format": FORMAT, **asdict(self)}
+        document = {"format": CENTRED_FORMAT if self.centred else FORMAT, **asdict(self)}
         path.write_text(json.dumps(document, indent=1), encoding="utf-8")
 
     @classmethod
     def load(cls, path: Path) -> TrainedJudge:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            if data.get("format") != FORMAT:
+            if data.get("format") not in (FORMAT, CENTRED_FORMAT):
                 raise ValueError(f"its format is {data.get('format')!r}, not {FORMAT!r}")
             heads = {name: Head(**h) for name, h in data["heads"].items()}
             return cls(data["judge"], data["model_sha256"], data["pooling"],
                        data["prompt_sha256"], heads, data["trained_on"],
-                       bool(data.get("centred", False)))  # fmt: skip
+                       data["format"] == CENTRED_FORMAT)  # fmt: skip
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
                 f"{path}: not a trained judge this version reads ({exc}); "
