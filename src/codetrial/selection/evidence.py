@@ -22,6 +22,27 @@ from codetrial.verdict.pool import JudgePool
 SAVE_EVERY = 50  # a long pass over candidates keeps what it has computed this often
 
 
+class Keeper:
+    """Keeps a long pass's results as it goes: `save` every SAVE_EVERY new ones and at
+    the end (`close`), and tells `computed` how many each save kept."""
+
+    def __init__(self, save: Callable[[], None], computed: Callable[[int], None]) -> None:
+        self._save, self._computed = save, computed
+        self._unsaved = 0
+
+    def one(self) -> None:
+        """One more result, not yet kept."""
+        self._unsaved += 1
+        if self._unsaved == SAVE_EVERY:
+            self.close()
+
+    def close(self) -> None:
+        if self._unsaved:
+            self._save()
+            self._computed(self._unsaved)
+            self._unsaved = 0
+
+
 MAX_INPUTS = 20
 CPU_PER_TEST_S = 0.1
 _UNEXECUTED = (Outcome.NO_CODE, Outcome.SYNTAX_ERROR, Outcome.REJECTED)
@@ -127,6 +148,7 @@ def execute(
             pool.submit_tests(code, entry.task, task_tests, CPU_PER_TEST_S),
             pool.submit_outputs(code, entry.task, inputs, CPU_PER_TEST_S) if outputs else None,
         )
+    keeper = Keeper(lambda: write_atomic(cache, json.dumps(known)), computed)
     for done, (key, (task_tests, passed, outputs_run)) in enumerate(futures.items(), 1):
         flags = passed.result()
         known[cache_key(key)] = {
@@ -134,13 +156,9 @@ def execute(
             "passed_tests": [t for t, ok in zip(task_tests, flags, strict=False) if ok],
             "outputs": outputs_run.result() if outputs_run else None,
         }
-        if done % SAVE_EVERY == 0:
-            write_atomic(cache, json.dumps(known))
-            computed(SAVE_EVERY)
+        keeper.one()
         progress(done)
-    if len(futures) % SAVE_EVERY:
-        write_atomic(cache, json.dumps(known))
-        computed(len(futures) % SAVE_EVERY)
+    keeper.close()
     executions = {}
     for entry in entries:
         key = (entry.task.id, entry.record.code or "")

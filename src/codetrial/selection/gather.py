@@ -240,8 +240,8 @@ def gather(
         spent: dict[Need, dict[str, Step]] = {}
         if Need.TESTS in wanted:
             tests, test_source, kept = generated_tests(store, model, tasks, source, steps)
-            written = {test_source: Step(per_item(kept) if kept else None, per_task=True)}
-            spent[Need.TESTS] = spent[Need.OUTPUTS] = written
+            test_steps = {test_source: Step(per_item(kept) if kept else None, per_task=True)}
+            spent[Need.TESTS] = spent[Need.OUTPUTS] = test_steps
         executions = {}
         if tests:
             config = store.manifest.config
@@ -258,19 +258,17 @@ def gather(
                     )  # fmt: skip
             finally:
                 pool.close()
-            spent[Need.TESTS] = spent[Need.OUTPUTS] = {**written, ran.name: Step(per_item(ran))}
+            test_steps[ran.name] = Step(per_item(ran))
         probabilities = {}
         if Need.JUDGE in wanted:
             probabilities = judged(store, everything, judge, shots, steps)
             answers = judge_cache(store, judge, shots)
             spent[Need.JUDGE] = {answers.name: Step(per_item(answers))}
         unusable = sorted(t for t, found in tests.items() if found and not runs_as_one(set(found)))
-        scores, trained_source = (
-            trained_judged(store, everything, judge, trained_judge, steps)
-            if Need.STATES in wanted
-            else ({}, "none")
-        )
+        scores: dict[tuple[str, str], float] = {}
+        trained_source = "none"
         if Need.STATES in wanted:
+            scores, trained_source = trained_judged(store, everything, judge, trained_judge, steps)
             read = states_cache(judge, store)
             spent[Need.STATES] = {read.name: Step(per_item(read))}
         pools, signals = build(by_task, tests, executions, probabilities, unusable, scores)

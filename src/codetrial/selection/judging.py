@@ -23,7 +23,7 @@ import numpy as np
 from codetrial.models import Backend
 from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions
-from codetrial.selection.evidence import SAVE_EVERY, Entry, cache_key
+from codetrial.selection.evidence import Entry, Keeper, cache_key
 from codetrial.store.artifacts import read_json, write_atomic
 
 THRESHOLDS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
@@ -43,20 +43,15 @@ def judge_entries(
     judged once. Kept in `cache` (JSON) and reused; `computed` is told how many were
     asked as they are kept."""
     known = read_json(cache, dict)
-    asked = 0
+    keeper = Keeper(lambda: write_atomic(cache, json.dumps(known)), computed)
     for done, entry in enumerate(entries, 1):
         code = entry.record.code
         key = cache_key((entry.task.id, code or ""))
         if code is not None and key not in known:
             known[key] = backend.yes_probability(judge_messages(entry.task, code, shots), options)
-            asked += 1
-            if asked % SAVE_EVERY == 0:
-                write_atomic(cache, json.dumps(known))
-                computed(SAVE_EVERY)
+            keeper.one()
         progress(done)
-    if asked % SAVE_EVERY:
-        write_atomic(cache, json.dumps(known))
-        computed(asked % SAVE_EVERY)
+    keeper.close()
     return {
         (e.task.id, e.record.code): float(known[cache_key((e.task.id, e.record.code))])
         for e in entries

@@ -110,10 +110,14 @@ class Training:
     def groups(self) -> np.ndarray:
         return trained.task_groups(self.entries)
 
+    def read_as(self, centre: bool) -> np.ndarray:
+        """The states as read, or centred on each pool."""
+        return trained.centred(self.rows, self.pools) if centre else self.rows
+
     def out_of_fold(self, judge: str, centre: bool) -> list[JudgeQuality]:
         """Each head, measured on tasks it never saw, trained on states as read or
         centred on each task."""
-        rows = trained.centred(self.rows, self.pools) if centre else self.rows
+        rows = self.read_as(centre)
         return [
             _measured(judge, f"{trained.setting(head, centre)}, out-of-fold by task",
                       None, self.entries,
@@ -215,7 +219,7 @@ def train_judge(
                         trained.pools(chosen, numbers))  # fmt: skip
     measured = training.out_of_fold(judge, centre)
     groups = training.groups
-    learned = trained.centred(training.rows, training.pools) if centre else training.rows
+    learned = training.read_as(centre)
     heads = {
         head: trained.fit(learned, trained.targets(chosen, head), groups, head)
         for head in trained.HEADS

@@ -34,7 +34,7 @@ from codetrial.extras import require
 from codetrial.models.base import Backend, ReadsStates
 from codetrial.prompts import judge_messages, template_hashes
 from codetrial.records import GenerationOptions, Outcome
-from codetrial.selection.evidence import SAVE_EVERY, Entry, cache_key
+from codetrial.selection.evidence import Entry, Keeper, cache_key
 
 CORRECT = "correct"
 KINDS = (CORRECT, "execution error", "wrong output")
@@ -90,21 +90,16 @@ def read_states(
     prompt and its P(yes) there; identical code is read once. Kept in `cache` (.npz)
     and reused; `computed` is told how many were read as they are kept."""
     known = _load_states(cache)
-    read = 0
+    keeper = Keeper(lambda: _save_states(cache, known), computed)
     for done, entry in enumerate(entries, 1):
         code = entry.record.code or ""
         key = cache_key((entry.task.id, code))
         if key not in known:
             messages = judge_messages(entry.task, code, 0, parts=True)
             known[key] = backend.hidden_state(messages, options)
-            read += 1
-            if read % SAVE_EVERY == 0:
-                _save_states(cache, known)
-                computed(SAVE_EVERY)
+            keeper.one()
         progress(done)
-    if read % SAVE_EVERY:
-        _save_states(cache, known)
-        computed(read % SAVE_EVERY)
+    keeper.close()
     return {(e.task.id, e.record.code or ""): known[cache_key((e.task.id, e.record.code or ""))]
             for e in entries}  # fmt: skip
 

@@ -117,13 +117,9 @@ def run_sweep(
     before = plan_sweep(path, out, runs_dir=None)
     folder = before.recorded
     folder.begin(before.sweep)
-    console = (
-        progress
-        if isinstance(progress, Console)
-        else plain_console(stderr=True)
-        if progress
-        else None
-    )
+    console = progress if isinstance(progress, Console) else None
+    if progress is True:
+        console = plain_console(stderr=True)
     try:
         if ray is not None:
             from codetrial.sweep.cluster import run_cluster
