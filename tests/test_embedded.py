@@ -127,6 +127,29 @@ def test_judge_probability_comes_from_the_token_distribution(
     assert 0.0 < embedded.yes_probability(shots, OPTIONS) < 1.0
 
 
+def test_few_shot_judge_reads_the_worked_examples_once(
+    embedded: EmbeddedBackend, contracts10: dict[str, Task]
+) -> None:
+    """Asked two-shot in parts, the judge prompts of two tasks share the worked
+    examples: the second keeps the first's reading of them, and answers as its whole
+    prompt read from an empty cache does."""
+    palindrome, two_sum = contracts10["palindrome"], contracts10["two_sum"]
+    embedded.yes_probability(
+        judge_messages(palindrome, palindrome.reference or "", 2, parts=True), OPTIONS
+    )
+    reader = embedded._reader
+    assert reader is not None
+    examples = reader.kept[0]
+    in_parts = embedded.yes_probability(
+        judge_messages(two_sum, two_sum.reference or "", 2, parts=True), OPTIONS
+    )
+    assert reader.kept[0] is examples and len(reader.kept) == 3
+    whole = embedded.yes_probability(judge_messages(two_sum, two_sum.reference or "", 2), OPTIONS)
+    assert len(reader.kept) == 1
+    assert 0.0 < in_parts < 1.0
+    assert in_parts == pytest.approx(whole, abs=0.02)
+
+
 def test_a_generation_does_not_depend_on_what_came_before(
     embedded: EmbeddedBackend, contracts10: dict[str, Task]
 ) -> None:

@@ -78,9 +78,9 @@ def test_hidden_states_are_llama_cpp_s_own_embeddings() -> None:
 
 
 def test_the_pass_that_reads_states_gives_the_zero_shot_judge_s_p_yes() -> None:
-    """P(yes) read beside the states is the one the judge asked alone reads, up to the
-    float rounding of a differently shaped batch. The prompt is read in three parts:
-    what every judge prompt shares, the task, and the code with the question."""
+    """P(yes) read beside the states, in three parts (what every judge prompt shares,
+    the task, and the code with the question), is the one the judge's prompt gives
+    read in one piece, up to the float rounding of differently shaped batches."""
     task = codetrial.load_tasks("humaneval", task_ids=["HumanEval/23"])[0]
     assert isinstance(task, Task) and task.reference
     backend = create_backend("embedded", Endpoints())

@@ -98,12 +98,10 @@ class EmbeddedBackend:
             self._loaded_ctx = options.num_ctx
         return self._llama
 
-    def _chat(
-        self, messages: Sequence[Message], options: GenerationOptions, max_tokens: int
-    ) -> Any:
+    def _chat(self, messages: Sequence[Message], options: GenerationOptions) -> Any:
         """The model and its chat completion of `messages`, computed from an empty KV
-        cache so that it depends on `messages`, `options` and `max_tokens` alone: a
-        resumed run replays the same text.
+        cache so that it depends on `messages` and `options` alone: a resumed run
+        replays the same text.
 
         Left alone, llama-cpp keeps the prefix this prompt shares with the previous
         request's tokens (the system message, or all of a repeated prompt) and evaluates
@@ -117,7 +115,7 @@ class EmbeddedBackend:
                 messages=wire(messages),
                 temperature=options.temperature,
                 seed=options.seed,
-                max_tokens=max_tokens,
+                max_tokens=options.max_tokens,
             )
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
@@ -128,7 +126,7 @@ class EmbeddedBackend:
         if messages[-1].role == "assistant":
             return self.generate_together(messages, [options])[0]
         started = time.monotonic()
-        llama, response = self._chat(messages, options, options.max_tokens)
+        llama, response = self._chat(messages, options)
         choice = response["choices"][0]
         usage = response.get("usage") or {}
         logprob_sum, scored = _score_generated(llama, int(usage.get("prompt_tokens") or 0))
@@ -200,10 +198,9 @@ class EmbeddedBackend:
         return state, self._yes(llama, following)
 
     def yes_probability(self, messages: Sequence[Message], options: GenerationOptions) -> float:
-        llama, response = self._chat(messages, options, 1)
-        n_prompt = int((response.get("usage") or {}).get("prompt_tokens") or 0)
-        return self._yes(llama, _logits(llama, [int(llama.input_ids[n_prompt - 1])],
-                                        n_prompt - 1)[0])  # fmt: skip
+        """Read as `hidden_state` reads: the parts `messages` mark (the worked examples
+        every judge prompt shows, a task's spec) are decoded once and kept."""
+        return self.hidden_state(messages, options)[1]
 
     def _yes(self, llama: Any, logits: np.ndarray) -> float:
         if self._answers is None:

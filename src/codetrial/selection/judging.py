@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from codetrial.models import Backend
+from codetrial.models.base import ReadsStates
 from codetrial.prompts import judge_messages
 from codetrial.records import GenerationOptions
 from codetrial.selection.evidence import Entry, Keeper, cache_key
@@ -40,15 +41,18 @@ def judge_entries(
     computed: Callable[[int], None] = lambda items: None,
 ) -> dict[tuple[str, str], float]:
     """(task id, code) -> P(yes) for every candidate with code; identical code is
-    judged once. Kept in `cache` (JSON) and reused; `computed` is told how many were
-    asked as they are kept."""
+    judged once. A backend that reads prompts in parts is shown where they fall. Kept
+    in `cache` (JSON) and reused; `computed` is told how many were asked as they are
+    kept."""
     known = read_json(cache, dict)
+    parts = isinstance(backend, ReadsStates)
     keeper = Keeper(lambda: write_atomic(cache, json.dumps(known)), computed)
     for done, entry in enumerate(entries, 1):
         code = entry.record.code
         key = cache_key((entry.task.id, code or ""))
         if code is not None and key not in known:
-            known[key] = backend.yes_probability(judge_messages(entry.task, code, shots), options)
+            messages = judge_messages(entry.task, code, shots, parts=parts)
+            known[key] = backend.yes_probability(messages, options)
             keeper.one()
         progress(done)
     keeper.close()
