@@ -54,7 +54,7 @@ def _script(tasks: dict[str, Task]) -> dict[str, list[str]]:
 
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str, Task]):  # type: ignore[no-untyped-def]
-    config = RunConfig(models=["scripted"], limits=Limits(timeout_s=3, cpu_s=2))
+    config = RunConfig(models=["scripted"], limits=Limits(timeout_s=10, cpu_s=2))
     backend = ScriptedBackend(_script(contracts10))
     profile = get_profile(config.gate_profile)
     pool = JudgePool(2, config.limits)
