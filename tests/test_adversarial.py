@@ -39,7 +39,7 @@ from codetrial.verdict.workspace import judge_workspace
 from tests.conftest import FIXTURES, POLYGLOT, write_task
 
 HOSTILE = FIXTURES / "hostile"
-LIMITS = Limits(timeout_s=4, cpu_s=2, memory_mb=512, file_size_mb=4, scratch_mb=16)
+LIMITS = Limits(timeout_s=8, cpu_s=2, memory_mb=512, file_size_mb=4, scratch_mb=16)
 WORKSPACE_LIMITS = Limits(timeout_s=30, cpu_s=10, memory_mb=512, file_size_mb=4, scratch_mb=16)
 ANSWER = 918273645
 
@@ -193,7 +193,7 @@ EXPECTED = {
     "remount_usr": Stopped(Outcome.ERROR, r"\[Errno 30\] Read-only file system"),
     "setuid_escalate": Stopped(Outcome.FAILED, r"assert 65534 == 918273645"),
     "signal_handlers": Stopped(Outcome.TIMEOUT, "over 2 s of CPU"),
-    "sleep_forever": Stopped(Outcome.TIMEOUT, "no answer within 4 s wall"),
+    "sleep_forever": Stopped(Outcome.TIMEOUT, "no answer within 8 s wall"),
     "sys_exit_at_import": Stopped(Outcome.ERROR, "failed to load: SystemExit"),
     "thread_bomb": Stopped(Outcome.ERROR, r"can't start new thread after \d+ threads"),
     "write_outside": Stopped(Outcome.FAILED, NO_ANSWER),
