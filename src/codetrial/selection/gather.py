@@ -238,10 +238,10 @@ def gather(
         tests: dict[str, list[str]] = {}
         test_source = "none"
         spent: dict[Need, dict[str, Step]] = {}
+        test_steps: dict[str, Step] = {}
         if Need.TESTS in wanted:
             tests, test_source, kept = generated_tests(store, model, tasks, source, steps)
-            test_steps = {test_source: Step(per_item(kept) if kept else None, per_task=True)}
-            spent[Need.TESTS] = spent[Need.OUTPUTS] = test_steps
+            test_steps[test_source] = Step(per_item(kept) if kept else None, per_task=True)
         executions = {}
         if tests:
             config = store.manifest.config
@@ -259,6 +259,8 @@ def gather(
             finally:
                 pool.close()
             test_steps[ran.name] = Step(per_item(ran))
+        if test_steps:
+            spent[Need.TESTS] = spent[Need.OUTPUTS] = test_steps
         probabilities = {}
         if Need.JUDGE in wanted:
             probabilities = judged(store, everything, judge, shots, steps)
