@@ -16,6 +16,7 @@ from codetrial import api, environments
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
+from codetrial.kinds import suite_kind
 from codetrial.records import Candidate, Outcome
 from codetrial.sandbox import Mounts, Sandbox, Stop, open_sandbox
 from codetrial.tasks import load_suite
@@ -112,7 +113,9 @@ def test_a_library_task_is_judged_with_its_libraries() -> None:
     tasks = {t.id: t for t in load_suite(str(LIBRARY))}
     group = tasks["group_means"]
     assert group.packages == ("pandas==3.1.1",)
-    prepared = environments.for_tasks(list(tasks.values()), None, DATA_WHEELS, "test")
+    prepared = suite_kind(list(tasks.values())).prepare(
+        list(tasks.values()), None, DATA_WHEELS, "test"
+    )
     pool = JudgePool(1, Limits(timeout_s=20, cpu_s=10), libraries=prepared.libraries)
     profile = get_profile("builtins-only")
     try:

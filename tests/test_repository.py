@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from codetrial import environments
 from codetrial.config import Limits
 from codetrial.errors import RepositoryError, TaskFormatError
+from codetrial.kinds.repository import REPOSITORY, judged
 from codetrial.records import Outcome, Verdict, group_counts
 from codetrial.tasks import load_suite
 from codetrial.tasks.repository import RepositoryTask
@@ -97,9 +97,7 @@ def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RepositoryT
     assert isinstance(task, RepositoryTask)
     with pytest.MonkeyPatch.context() as patched:
         patched.setenv("CODETRIAL_CACHE", str(folder / "cache"))
-        repositories = environments.for_tasks(
-            [task], folder / "repos", SWE_WHEELS, "test"
-        ).repositories
+        repositories = REPOSITORY.prepare([task], folder / "repos", SWE_WHEELS, "test").repositories
     pool = JudgePool(2, Limits(timeout_s=60, cpu_s=60), repositories=repositories)
     yield task, pool
     pool.close()
@@ -107,7 +105,7 @@ def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RepositoryT
 
 def _judge(calc: tuple[RepositoryTask, JudgePool], patch: str) -> Verdict:
     task, pool = calc
-    return pool.submit_repository(patch, task).result()
+    return judged(pool, patch, task).result()
 
 
 def test_the_gold_patch_resolves_and_every_listed_test_is_counted(calc) -> None:  # type: ignore[no-untyped-def]
@@ -131,7 +129,7 @@ def test_empty_and_unappliable_patches_are_not_run(calc) -> None:  # type: ignor
 
 def test_the_tests_at_the_base_commit_fail_only_where_the_issue_is(calc) -> None:  # type: ignore[no-untyped-def]
     task, pool = calc
-    verdict = pool.submit_repository("", task, baseline=True).result()
+    verdict = judged(pool, "", task, baseline=True).result()
     assert verdict.outcome is Outcome.FAILED
     assert group_counts(verdict.tests) == {"FAIL_TO_PASS": (0, 1), "PASS_TO_PASS": (2, 2)}
 
@@ -204,12 +202,12 @@ def test_instances_and_clones_that_are_missing_say_what_to_do(tmp_path: Path, mo
     instances = repository_instance(tmp_path / "repos", tmp_path)
     tasks = load_suite(str(instances))
     with pytest.raises(RepositoryError, match="no clone of acme/calc"):
-        environments.for_tasks(tasks, tmp_path / "elsewhere", SWE_WHEELS, "codetrial run")
+        REPOSITORY.prepare(tasks, tmp_path / "elsewhere", SWE_WHEELS, "codetrial run")
     record = json.loads(instances.read_text())
     record["base_commit"] = "0" * 40
     instances.write_text(json.dumps(record) + "\n")
     with pytest.raises(RepositoryError, match="codetrial never fetches"):
-        environments.for_tasks(
+        REPOSITORY.prepare(
             load_suite(str(instances)), tmp_path / "repos", SWE_WHEELS, "codetrial run"
         )
     (tmp_path / "environments.toml").write_text('["acme/other"."0.1"]\npackages = []\n')
@@ -225,12 +223,10 @@ def test_a_missing_environment_is_built_only_when_asked(tmp_path: Path, monkeypa
     instances = repository_instance(tmp_path / "repos", tmp_path)
     tasks = load_suite(str(instances))
     with pytest.raises(RepositoryError, match="codetrial envs"):
-        environments.for_tasks(tasks, tmp_path / "repos", None, "codetrial run")
-    built = environments.for_tasks(
-        tasks, tmp_path / "repos", SWE_WHEELS, "codetrial run"
-    ).environments
+        REPOSITORY.prepare(tasks, tmp_path / "repos", None, "codetrial run")
+    built = REPOSITORY.prepare(tasks, tmp_path / "repos", SWE_WHEELS, "codetrial run").environments
     assert built["acme__calc-1"].installed["pytest"] == "8.3.4"
-    again = environments.for_tasks(tasks, tmp_path / "repos", None, "codetrial run").environments
+    again = REPOSITORY.prepare(tasks, tmp_path / "repos", None, "codetrial run").environments
     assert again == built
 
 

@@ -18,8 +18,8 @@ import pytest
 from codetrial.edits import EDIT_FORMATS
 from codetrial.localize import localize
 from codetrial.records import Outcome
-from codetrial.store.artifacts import changes
 from codetrial.tasks import RepositoryTask, load_suite
+from codetrial.verdict.workspace import changes
 from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, SWE_DOWNLOADS, SWE_WHEELS
 
 SET = FIXTURES / "swe-mini"

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codetrial import environments, localize
 from codetrial.config import (
     REPOSITORY_DEFAULTS,
     Endpoints,
@@ -27,23 +26,16 @@ from codetrial.config import (
     endpoints_from_env,
 )
 from codetrial.edits import EDIT_FORMATS
-from codetrial.errors import BackendUnavailable, ConfigError, Interrupted
+from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
-from codetrial.harden.efficiency import measure as measure_efficiency
-from codetrial.interpret import MODES, question_sandbox, run_questions
-from codetrial.interpret.loop import system as interpret_system
-from codetrial.models import Backend, create_backend
-from codetrial.pipeline import Trial, run_trial, system_of, verdict_of
+from codetrial.interpret import MODES
+from codetrial.kinds import Kind, load_suite, suite_kind, tasks_of
+from codetrial.kinds.function import FUNCTION
+from codetrial.models import Backend
+from codetrial.pipeline import conduct
 from codetrial.predictions import PredictionsJob, is_predictions, judge_predictions
 from codetrial.progress import Bar, Progress, Silent, plain_console, quietly, steps
-from codetrial.prompts import (
-    INTERPRET_TEMPLATES,
-    PROMPT_PROFILES,
-    TEMPLATES,
-    WORKSPACE_TEMPLATES,
-    prompt_profile_for,
-    template_hashes,
-)
+from codetrial.prompts import prompt_profile_for
 from codetrial.records import Candidate, Verdict
 from codetrial.report.compare import Comparison, write_comparison
 from codetrial.report.compare import compare as compare_stores
@@ -51,22 +43,11 @@ from codetrial.runs import Run
 from codetrial.samples import CPU_S, TIMEOUT_S, SamplesJob, judge_samples, prompt_map
 from codetrial.selection.gather import TestSource
 from codetrial.selection.sidebyside import ModelSelection, side_by_side, strategy_names
-from codetrial.store import RunStore, new_manifest, new_run_id
-from codetrial.tasks import (
-    AnyTask,
-    QuestionTask,
-    RepositoryTask,
-    Task,
-    WorkspaceTask,
-    defaults_for,
-    gate_for,
-    load_suite,
-)
+from codetrial.store import RunStore, new_run_id
+from codetrial.tasks import AnyTask
 from codetrial.tasks.jsonl import JsonLines
 from codetrial.tasks.questions import DATA_PACKAGES, text_file, write_question_suite
-from codetrial.verdict.pool import JudgePool
-
-_STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
+from codetrial.verdict.pool import JudgePool, verdict_of
 
 
 def load_tasks(
@@ -98,9 +79,9 @@ def _watched(progress: bool | Progress) -> Iterator[Progress]:
         yield progress or Silent()
 
 
-def _modes(tasks: list[AnyTask], suite: str, modes: Sequence[str], samples: int) -> list[str]:
+def _modes(kind: Kind[Any], suite: str, modes: Sequence[str], samples: int) -> list[str]:
     """How questions are answered: `modes`, by default "fix"; none for other tasks."""
-    if not any(isinstance(t, QuestionTask) for t in tasks):
+    if not kind.interpreted:
         if modes:
             raise ConfigError(f"--mode is for question suites; suite {suite!r} has none")
         return []
@@ -127,13 +108,13 @@ def _shape_conditions(
     prompt profile, the gate, the defaults of the timeout, the context and the
     answer's length, the tries (for questions, the programs a fix may take, 3 by
     default) and the modes."""
-    workspace = any(isinstance(t, WorkspaceTask | RepositoryTask) for t in tasks)
-    if edit_format is not None and not workspace:
+    kind = suite_kind(tasks)
+    if edit_format is not None and not kind.edits:
         raise ConfigError(
             f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
         )
-    profile = prompt_profile_for(tasks, suite, prompt_profile)
-    modes = _modes(tasks, suite, modes, samples)
+    profile = prompt_profile_for(kind.benchmark(tasks), suite, prompt_profile)
+    modes = _modes(kind, suite, modes, samples)
     if tries is not None and repair_attempts is not None and repair_attempts != tries - 1:
         raise ConfigError(
             f"--tries {tries} means --repair-attempts {tries - 1}, not {repair_attempts}: "
@@ -141,8 +122,8 @@ def _shape_conditions(
         )
     if tries is not None and tries < 1:
         raise ConfigError("--tries must be at least 1 (the first try)")
-    defaults = defaults_for(tasks)
-    if workspace:
+    defaults = kind.defaults
+    if kind.edits:
         edit_format = EDIT_FORMATS.get(edit_format or "whole").name
     limits = Limits.validated(
         defaults.timeout_s if timeout is None else timeout, cpu_time, defaults.scratch_mb
@@ -152,27 +133,13 @@ def _shape_conditions(
         "max_tokens": defaults.max_tokens if max_tokens is None else max_tokens,
         "edit_format": edit_format,
         "prompt_profile": profile,
-        "gate_profile": gate_for(tasks, gate),
+        "gate_profile": kind.gate(suite, tasks, gate),
         "repair_attempts": tries - 1 if tries is not None else (
             (2 if modes else 1) if repair_attempts is None else repair_attempts
         ),
         "limits": limits,
         "modes": modes,
     }  # fmt: skip
-
-
-def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
-    """Refuse to resume when a model is no longer what the run used."""
-    run_dir, recorded = store.run_dir, store.manifest
-    for backend in backends:
-        before = recorded.backends.get(backend.name, {})
-        now = backend.conditions()
-        for key in _STABLE_CONDITIONS:
-            if before.get(key) != now.get(key):
-                raise ConfigError(
-                    f"{backend.name}: {key} was {before.get(key)!r} when {run_dir} started and "
-                    f"is {now.get(key)!r} now; start a new run"
-                )
 
 
 SERVER_KEYS = ("base_url", "ollama_url", "openai_url", "api_key")
@@ -281,96 +248,11 @@ def run(
                 f"{run_dir} exists: finish it with --resume {run_dir}, or choose another name"
             )
     with _watched(progress) as watch:
-        return _trial(config, tasks, run_dir, resume is not None, watch, backends or {})
-
-
-def _trial(
-    config: RunConfig, tasks: list[AnyTask], run_dir: Path, resume: bool, progress: Progress,
-    opened: Mapping[str, Backend],
-) -> Run:  # fmt: skip
-    profile = get_profile(config.gate_profile)
-    prepared = environments.for_tasks(tasks, config.repos, config.wheels, "codetrial run")
-    questions = [t for t in tasks if isinstance(t, QuestionTask)]
-    judged = [t for t in tasks if not isinstance(t, QuestionTask)]
-    shown = localize.views(tasks, config)
-    with contextlib.ExitStack() as resources:
-        backends = []
-        for name in config.models:
-            if name in opened:
-                backends.append(opened[name])
-            else:
-                backends.append(create_backend(name, config.endpoints))
-                resources.callback(backends[-1].close)
-        if questions:
-            environment = prepared.libraries[questions[0].id]
-            sandbox = resources.enter_context(question_sandbox(
-                questions, environment, config.limits, config.unsafe_host_exec
-            ))  # fmt: skip
-            if profile.rules:
-                profile = profile.allowing(environment.modules)
-            isolation, system = sandbox.isolation, interpret_system(environment.modules)
-            bwrap = sandbox.bwrap.as_dict() if sandbox.bwrap else {}
-        else:
-            pool = JudgePool(
-                config.workers, config.limits, config.unsafe_host_exec, prepared.repositories,
-                prepared.libraries,
-            )  # fmt: skip
-            resources.callback(pool.close)
-            isolation, bwrap = pool.isolation, pool.bwrap
-            system = system_of(config, pool.profile_for(judged[0], profile), judged[0])
-        if resume:
-            store = RunStore.open(run_dir)
-            resources.callback(store.close)
-            _check_resumable(store, backends)
-            store.mark_resumed()
-        else:
-            manifest = new_manifest(
-                run_dir.name, config, tasks, {b.name: b.conditions() for b in backends},
-                template_hashes(_templates(config, bool(shown))), system.content, isolation,
-                bwrap,
-            )  # fmt: skip
-            notes = {task_id: view.note for task_id, view in shown.items()}
-            store = RunStore.create(
-                run_dir, environments.recorded(manifest, prepared.environments, notes)
-            )
-            resources.callback(store.close)
-        progress.start(store.run_dir, len(tasks) * len(config.labels) * config.samples)
-        resume_with = f"codetrial run --resume {store.run_dir}"
-        try:
-            if questions:
-                run_questions(questions, backends, config, sandbox, profile,
-                              environment.modules, store, progress.advance)  # fmt: skip
-            else:
-                trial = Trial(config, profile, pool, store, shown)
-                run_trial(trial, judged, backends, progress.advance)
-                if config.efficiency:
-                    measure_efficiency(store, judged, pool)
-        except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
-            report = Run(store.run_dir).report()
-            raise type(exc)(
-                f"{exc}\nfinished work is saved; continue with: {resume_with}\n"
-                f"the report so far: {report}"
-            ) from exc
-        except KeyboardInterrupt as exc:
-            raise Interrupted(
-                f"interrupted; finished work is saved; continue with: {resume_with}"
-            ) from exc
-    result = Run(store.run_dir)
+        conduct(config, tasks, run_dir, resume=resume is not None, progress=watch,
+                opened=backends or {})  # fmt: skip
+    result = Run(run_dir)
     result.report()
     return result
-
-
-def _templates(config: RunConfig, repositories: bool) -> tuple[str, ...]:
-    """The prompt templates a run's prompts are made from."""
-    if config.modes:
-        return INTERPRET_TEMPLATES
-    templates: tuple[str, ...] = TEMPLATES
-    if config.prompt_profile is not None:
-        asked = PROMPT_PROFILES[config.prompt_profile].templates
-        templates = tuple(dict.fromkeys((*TEMPLATES, *asked)))
-    if config.edit_format is not None:
-        templates = (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
-    return (*templates, "repository_issue.md") if repositories else templates
 
 
 def ask(
@@ -482,7 +364,7 @@ class Judge:
     ) -> None:  # fmt: skip
         """`timeout` and `cpu_time`: per test run (default: function tasks'); `gate`:
         the profile (default: each task's own)."""
-        defaults = defaults_for([])
+        defaults = FUNCTION.defaults
         limits = Limits.validated(defaults.timeout_s if timeout is None else timeout, cpu_time)
         self._gate = gate
         self._pool = JudgePool(workers, limits, unsafe_host_exec)
@@ -495,13 +377,9 @@ class Judge:
 
     def __call__(self, code: str, task: AnyTask) -> Verdict:
         """The verdict on `code` (a program, not a model's response) for `task`."""
-        if not isinstance(task, Task):
-            raise ConfigError(
-                f"{task.id} is a workspace or repository task: judge() takes function tasks; "
-                "judge the others with evaluate() or `codetrial check`"
-            )
-        profile = get_profile(gate_for([task], self._gate))
-        return verdict_of(self._pool.submit(Candidate(code, code or None), task, profile))
+        (function,) = tasks_of(FUNCTION, [task], "judge()")
+        profile = get_profile(FUNCTION.gate(task.suite, [function], self._gate))
+        return verdict_of(self._pool.submit(Candidate(code, code or None), function, profile))
 
     @property
     def isolation(self) -> str:

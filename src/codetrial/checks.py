@@ -6,30 +6,21 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
-from codetrial import environments
 from codetrial.config import Limits
 from codetrial.edits import EDIT_FORMATS
-from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
 from codetrial.interpret import check_references as check_question_references
 from codetrial.interpret import question_sandbox
-from codetrial.pipeline import submit, verdict_of
+from codetrial.kinds import Asked, kind_of, suite_kind
+from codetrial.kinds.question import QUESTION
 from codetrial.prompts import judged_by_definitions, prompt_profile_for
-from codetrial.records import Candidate, Outcome, Verdict
-from codetrial.tasks import (
-    AnyTask,
-    QuestionTask,
-    RepositoryTask,
-    WorkspaceTask,
-    defaults_for,
-    gate_for,
-    load_suite,
-)
-from codetrial.verdict.pool import JudgePool
+from codetrial.records import Outcome, Verdict
+from codetrial.tasks import AnyTask, QuestionTask, load_suite
+from codetrial.verdict.pool import JudgePool, verdict_of
 
 
 @dataclass(frozen=True)
@@ -64,7 +55,7 @@ class Checked:
 
 def _limits(tasks: Sequence[AnyTask], where: Where) -> Limits:
     """The limits a run of `tasks` defaults to, with the --timeout given."""
-    defaults = defaults_for(tasks)
+    defaults = suite_kind(tasks).defaults
     return Limits.validated(
         defaults.timeout_s if where.timeout is None else where.timeout,
         scratch_mb=defaults.scratch_mb,
@@ -76,8 +67,9 @@ def _judging(
     where: Where, task_ids: list[str] | None
 ) -> Iterator[tuple[list[AnyTask], Profile, JudgePool]]:
     tasks = load_suite(where.suite, task_ids, where.data)
-    profile = get_profile(gate_for(tasks, where.gate))
-    prepared = environments.for_tasks(tasks, where.repos, where.wheels, "codetrial check")
+    kind = suite_kind(tasks)
+    profile = get_profile(kind.gate(where.suite, tasks, where.gate))
+    prepared = kind.prepare(tasks, where.repos, where.wheels, "codetrial check")
     pool = JudgePool(
         where.workers, _limits(tasks, where), where.unsafe_host_exec, prepared.repositories,
         prepared.libraries,
@@ -98,28 +90,21 @@ def check_file(
     repository task the patch applied."""
     with _judging(where, [task_id]) as (tasks, profile, pool):
         (task,) = tasks
-        asked = prompt_profile_for(tasks, where.suite, prompt_profile)
-        if isinstance(task, QuestionTask):
-            raise ConfigError(
-                f"{task_id} is a question, answered by a program and a reply: check the "
-                "suite's reference programs with --references, or ask it with `codetrial ask`"
-            )
-        if isinstance(task, RepositoryTask):
-            future = pool.submit_repository(text, task)
-        else:
-            _, future = submit(pool, profile, EDIT_FORMATS.get(edit_format), task, text,
-                               definitions_only=judged_by_definitions(asked))  # fmt: skip
-        return pool.isolation, profile.name, verdict_of(future)
+        kind = kind_of(task)
+        shown_as = prompt_profile_for(kind.benchmark(tasks), where.suite, prompt_profile)
+        asked = Asked(
+            profile, EDIT_FORMATS.get(edit_format), shown_as, None, judged_by_definitions(shown_as)
+        )
+        return pool.isolation, profile.name, verdict_of(kind.check(pool, task, text, asked))
 
 
 def check_references(where: Where) -> tuple[str, str, list[Checked]]:
     """(isolation, gate profile, a Checked per task) for every task of the suite."""
     tasks = load_suite(where.suite, None, where.data)
-    questions = [t for t in tasks if isinstance(t, QuestionTask)]
-    if questions:
-        return _check_questions(questions, where)
+    if suite_kind(tasks).interpreted:
+        return _check_questions(cast(list[QuestionTask], tasks), where)
     with _judging(where, None) as (tasks, profile, pool):
-        pending = [(task.id, *_submitted(task, pool, profile)) for task in tasks]
+        pending = [(task.id, *kind_of(task).references(pool, task, profile)) for task in tasks]
         checked = [
             Checked(task_id, *(verdict_of(f) if f else None for f in (reference, start)))
             for task_id, reference, start in pending
@@ -129,7 +114,9 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
 
 def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, str, list[Checked]]:
     """Each question's reference program, run and its printed answer checked."""
-    environment = environments.for_libraries(questions, where.wheels)[questions[0].id]
+    environment = QUESTION.prepare(questions, None, where.wheels, "codetrial check").libraries[
+        questions[0].id
+    ]
     limits = _limits(questions, where)
     with question_sandbox(questions, environment, limits, where.unsafe_host_exec) as sandbox:
         checked = [
@@ -138,22 +125,3 @@ def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, 
             for c in check_question_references(questions, sandbox)
         ]  # fmt: skip
         return sandbox.isolation, "program", checked
-
-
-def _submitted(
-    task: AnyTask, pool: JudgePool, profile: Profile
-) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
-    """The reference's verdict and the starting files': a repository task's gold patch
-    and its tests at the base commit; a workspace task's reference files and the files
-    as given; a function task's reference."""
-    if isinstance(task, RepositoryTask):
-        start = pool.submit_repository("", task, baseline=True)
-        return pool.submit_repository(task.gold_patch, task), start
-    if isinstance(task, WorkspaceTask):
-        start = pool.submit_workspace(dict(task.files), task)
-        if not task.reference:
-            return None, start
-        return pool.submit_workspace(dict(task.files) | dict(task.reference), task), start
-    if task.reference is None or isinstance(task, QuestionTask):
-        return None, None
-    return pool.submit(Candidate(task.reference, task.reference), task, profile), None

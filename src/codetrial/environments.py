@@ -29,8 +29,6 @@ from pathlib import Path
 
 from codetrial.config import cache_dir
 from codetrial.errors import ConfigError, RepositoryError
-from codetrial.store.manifest import Manifest
-from codetrial.tasks import AnyTask, QuestionTask, Task
 from codetrial.tasks.repository import EnvironmentSpec, RepositoryTask
 from codetrial.verdict.repository import Repositories, check_repositories
 
@@ -172,17 +170,18 @@ def ensure(
     return found
 
 
-def for_libraries(tasks: Sequence[AnyTask], wheels: Path | None) -> dict[str, Environment]:
-    """The environment of each function task or question that declares packages
-    (task id -> it); a missing one is built, from `wheels` when given, else from the
-    package index."""
-    mine = [t for t in tasks if isinstance(t, Task | QuestionTask) and t.packages]
+def for_libraries(
+    needs: Mapping[str, tuple[str, ...]], wheels: Path | None
+) -> dict[str, Environment]:
+    """The environment of each task that declares packages (`needs`: task id -> its
+    requirements, empty for none), by task id; a missing one is built, from `wheels`
+    when given, else from the package index."""
     built: dict[tuple[str, ...], Environment] = {}
-    for task in mine:
-        if task.packages not in built:
-            built[task.packages] = build(task.packages, wheels)
+    for packages in needs.values():
+        if packages and packages not in built:
+            built[packages] = build(packages, wheels)
     one_version_each(list(built.values()))
-    return {t.id: built[t.packages] for t in mine}
+    return {task_id: built[packages] for task_id, packages in needs.items() if packages}
 
 
 def one_version_each(environments: Sequence[Environment]) -> None:
@@ -213,38 +212,18 @@ class Prepared:
     libraries: dict[str, Environment]
 
 
-def for_tasks(
-    tasks: Sequence[AnyTask], repos: Path | None, wheels: Path | None, command: str
+def for_repositories(
+    tasks: Sequence[RepositoryTask], repos: Path | None, wheels: Path | None, command: str
 ) -> Prepared:
-    """What `tasks` need, once every clone and commit of a repository task is found
-    under `repos` and every environment is built; a ConfigError or RepositoryError
-    says what is missing and how to provide it."""
-    libraries = for_libraries(tasks, wheels)
-    mine = [t for t in tasks if isinstance(t, RepositoryTask)]
-    if not mine:
-        return Prepared(None, libraries, libraries)
+    """What repository `tasks` need, once every clone and commit is found under
+    `repos` and every environment is built; a ConfigError or RepositoryError says what
+    is missing and how to provide it."""
     if repos is None:
         raise ConfigError(
             f"repository tasks need {command} --repos DIR: a folder with one git clone per "
             "repository, named owner__name as SWE-bench names them"
         )
-    check_repositories(repos, mine)
-    built = ensure([t.environment for t in mine], wheels, command)
-    by_task = {t.id: built[t.environment] for t in mine}
-    repositories = Repositories(repos, {i: e.path for i, e in by_task.items()})
-    return Prepared(repositories, by_task | libraries, libraries)
-
-
-def recorded(
-    manifest: Manifest, environments: Mapping[str, Environment], notes: Mapping[str, str] = {}
-) -> Manifest:
-    """`manifest` with the environments and what they hold (for a repository task,
-    which one is its), and `notes` (task id -> what the model was shown of the
-    repository)."""
-    repositories = {
-        task_id: {**fields, "environment": environments[task_id].key}
-        | ({"shown": notes[task_id]} if task_id in notes else {})
-        for task_id, fields in manifest.repositories.items()
-    }
-    held = {e.key: e.as_dict() for e in environments.values()}
-    return manifest.model_copy(update={"repositories": repositories, "environments": held})
+    check_repositories(repos, tasks)
+    built = ensure([t.environment for t in tasks], wheels, command)
+    by_task = {t.id: built[t.environment] for t in tasks}
+    return Prepared(Repositories(repos, {i: e.path for i, e in by_task.items()}), by_task, {})

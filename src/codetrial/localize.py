@@ -29,13 +29,12 @@ from codetrial.errors import ConfigError
 from codetrial.extras import require
 from codetrial.prompts import read_template
 from codetrial.records import Candidate, Outcome, Verdict
-from codetrial.store.artifacts import changes
 from codetrial.syntax import parse
-from codetrial.tasks import AnyTask, RepositoryTask
+from codetrial.tasks import RepositoryTask
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict import FEEDBACK_CHARS
 from codetrial.verdict.repository import base_archive
-from codetrial.verdict.workspace import apply_edit
+from codetrial.verdict.workspace import apply_edit, changes
 
 TOP_FILES = 3
 CHARS_PER_TOKEN = 3
@@ -233,10 +232,12 @@ def localize(
     return Localized(view, {path: sources[path] for path, _ in files}, note)
 
 
-def views(tasks: Sequence[AnyTask], config: RunConfig) -> dict[str, Localized]:
-    """Each repository task's view under a run's conditions, by task id."""
+def views(tasks: Sequence[RepositoryTask], config: RunConfig) -> dict[str, Localized]:
+    """Each repository task's view under a run's conditions, by task id (none without
+    the run's repositories)."""
+    if config.repos is None:
+        return {}
     tries = config.repair_attempts + 1
     return {
-        t.id: localize(t, config.repos, config.num_ctx, config.max_tokens, tries)
-        for t in tasks if isinstance(t, RepositoryTask) and config.repos is not None
-    }  # fmt: skip
+        t.id: localize(t, config.repos, config.num_ctx, config.max_tokens, tries) for t in tasks
+    }

@@ -4,38 +4,35 @@
                                      ^                                    |
                                      +-------- repair (visible only) <----+
 
-A workspace task's candidate is its files as the response's edit leaves them (a
-response whose edit cannot be applied is a malformed_edit, judged here); they go to
-the sandbox, where the task's tests run beside them. A repository task is shown as a
-workspace of the files retrieval picked (see `codetrial.localize`); its candidate is
-the patch its edit makes to them, judged against the whole repository. The model
-writes on this thread while finished candidates are judged on the pool's threads, so
-generation and execution overlap.
+What a task is asked, how a response becomes a candidate and how that is judged, and
+what a repair is asked, are its kind's (see `codetrial.kinds`): the loop asks the
+kind. The model writes on this thread while finished candidates are judged on the
+pool's threads, so generation and execution overlap.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
 
 from codetrial.config import RunConfig
-from codetrial.edits import EDIT_FORMATS, EditFormat
-from codetrial.errors import BackendError, BackendUnavailable, RepositoryError, SandboxError
-from codetrial.extract import extract
-from codetrial.gate import Profile
+from codetrial.errors import BackendError, BackendUnavailable, ConfigError, Interrupted
+from codetrial.gate import Profile, get_profile
+from codetrial.harden.efficiency import measure as measure_efficiency
+from codetrial.interpret import question_sandbox, run_questions
+from codetrial.interpret.loop import system as interpret_system
+from codetrial.kinds import Asked, kind_of, suite_kind
 from codetrial.localize import Localized
-from codetrial.models import Backend
+from codetrial.models import Backend, create_backend
 from codetrial.models.base import continues_replies, decodes_together, generate_samples
-from codetrial.prompts import (
-    first_messages,
-    judged_by_definitions,
-    system_message,
-    workspace_messages,
-    workspace_system,
-)
+from codetrial.progress import Progress as RunProgress
+from codetrial.prompts import template_hashes
 from codetrial.records import (
     AttemptRecord,
     Candidate,
@@ -45,25 +42,15 @@ from codetrial.records import (
     TaskResult,
     Verdict,
 )
-from codetrial.repair import needs_repair, repair_prompt
-from codetrial.store import RunStore
-from codetrial.tasks import JudgedTask, RepositoryTask, Task, WorkspaceTask
-from codetrial.verdict.pool import JudgePool
-from codetrial.verdict.workspace import apply_edit
+from codetrial.repair import needs_repair
+from codetrial.runs import Run
+from codetrial.store import RunStore, new_manifest
+from codetrial.store.manifest import with_environments
+from codetrial.tasks import AnyTask, JudgedTask, QuestionTask, Task
+from codetrial.verdict.pool import JudgePool, infrastructure_failure, verdict_of
 
 Progress = Callable[[AttemptRecord], None]
-
-
-def edit_format_of(config: RunConfig) -> EditFormat:
-    return EDIT_FORMATS.get(config.edit_format or "whole")
-
-
-def system_of(config: RunConfig, profile: Profile, task: JudgedTask) -> Message:
-    """The system message: the gate's policy for a function task, the edit format for
-    a workspace or repository task."""
-    if isinstance(task, WorkspaceTask | RepositoryTask):
-        return workspace_system(edit_format_of(config))
-    return system_message(profile.allowed, profile.forbidden)
+_STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
 
 
 @dataclass(frozen=True)
@@ -74,33 +61,19 @@ class Trial:
     profile: Profile
     pool: JudgePool
     store: RunStore
-    views: Mapping[str, Localized] = field(default_factory=dict)  # repository task id ->
+    views: Mapping[str, Localized] = field(default_factory=dict)  # task id -> what is shown
 
-    @property
-    def edit_format(self) -> EditFormat:
-        return edit_format_of(self.config)
-
-    def shown(self, task: JudgedTask) -> Task | WorkspaceTask:
-        """The task as the model sees it: a repository task through its view."""
-        return self.views[task.id].view if isinstance(task, RepositoryTask) else task
-
-    @property
-    def definitions_only(self) -> bool:
-        """Whether a function candidate is judged as its definitions alone (the prompt
-        profile says)."""
-        return judged_by_definitions(self.config.prompt_profile)
+    def asked(self, task: JudgedTask) -> Asked:
+        return Asked.under(self.config, self.profile, self.views.get(task.id))
 
     def system(self, task: JudgedTask) -> Message:
-        return system_of(self.config, self.pool.profile_for(task, self.profile), task)
+        """The system message of a try, under the gate profile `task` is judged by."""
+        return kind_of(task).system(self.config, self.pool.profile_for(task, self.profile))
 
     def opening(self, task: JudgedTask, continues: bool) -> list[Message]:
         """The messages of a task's first try, for a backend that `continues` a
         reply's start or not."""
-        system = self.system(task)
-        shown = self.shown(task)
-        if isinstance(shown, WorkspaceTask):
-            return workspace_messages(shown, system)
-        return first_messages(shown, system, self.config.prompt_profile or "codetrial", continues)
+        return kind_of(task).opening(task, self.asked(task), self.system(task), continues)
 
 
 @dataclass(frozen=True)
@@ -123,19 +96,6 @@ class Judging:
     started: float
 
 
-def _infrastructure_failure(detail: str) -> Verdict:
-    return Verdict(Outcome.INFRA_ERROR, gate=None, detail=detail)
-
-
-def verdict_of(future: Future[Verdict]) -> Verdict:
-    """The judged verdict; when the sandbox could not run the candidate, an infra_error
-    verdict: a fault of the machinery, never of the model."""
-    try:
-        return future.result()
-    except (SandboxError, RepositoryError) as exc:
-        return _infrastructure_failure(str(exc))
-
-
 def record(backend: Backend, job: Job, generation: Generation, candidate: Candidate,
            verdict: Verdict, execution_s: float) -> AttemptRecord:  # fmt: skip
     return AttemptRecord.judged(
@@ -143,39 +103,6 @@ def record(backend: Backend, job: Job, generation: Generation, candidate: Candid
         attempt=job.attempt, messages=job.messages, generation=generation,
         execution_s=execution_s,
     )  # fmt: skip
-
-
-def settled(verdict: Verdict) -> Future[Verdict]:
-    """A verdict reached without the sandbox, as the pool's are delivered."""
-    future: Future[Verdict] = Future()
-    future.set_result(verdict)
-    return future
-
-
-def submit(
-    pool: JudgePool, profile: Profile, edit_format: EditFormat, task: JudgedTask, text: str,
-    workspace: dict[str, str] | None = None, view: Localized | None = None,
-    definitions_only: bool = False,
-) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
-    """The candidate in a response (for a function task, with `definitions_only`, its
-    code's definitions alone), and its verdict to come; a workspace task's
-    response is applied to `workspace` (its files as the last try left them), a
-    repository task's to its `view`'s excerpts, and judged as the patch that makes to
-    the whole files."""
-    if isinstance(task, RepositoryTask):
-        assert view is not None
-        candidate, malformed = view.candidate(text, edit_format, workspace)
-        if malformed is not None:
-            return candidate, settled(malformed)
-        return candidate, pool.submit_repository(candidate.code or "", task)
-    if isinstance(task, WorkspaceTask):
-        files, malformed = apply_edit(text, task, edit_format, workspace)
-        candidate = Candidate(text, None, files)
-        if malformed is not None:
-            return candidate, settled(malformed)
-        return candidate, pool.submit_workspace(files, task)
-    candidate = extract(text, task.entry_point, definitions_only)
-    return candidate, pool.submit(candidate, task, profile)
 
 
 def first_jobs(trial: Trial, tasks: Sequence[JudgedTask], backend: Backend) -> deque[list[Job]]:
@@ -220,9 +147,8 @@ def generations_for(trial: Trial, backend: Backend, unit: list[Job]) -> list[Gen
 
 
 def _repair_job(trial: Trial, task: JudgedTask, previous: AttemptRecord) -> Job:
-    system = trial.system(task)
-    return Job(task, previous.sample, previous.attempt + 1,
-               repair_prompt(trial.shown(task), system, previous), previous.files)  # fmt: skip
+    messages = kind_of(task).repair(task, trial.asked(task), trial.system(task), previous)
+    return Job(task, previous.sample, previous.attempt + 1, messages, previous.files)
 
 
 def run_backend(
@@ -261,15 +187,15 @@ def run_backend(
                     for job in unit:
                         failed = Generation("", None, None, 0.0)
                         stored = record(backend, job, failed, Candidate("", None),
-                                        _infrastructure_failure(str(exc)), 0.0)  # fmt: skip
+                                        infrastructure_failure(str(exc)), 0.0)  # fmt: skip
                         trial.store.save(job.task, stored)
                         progress(stored)
                     continue
                 for job, generation in zip(unit, generations, strict=True):
-                    candidate, future = submit(trial.pool, trial.profile, trial.edit_format,
-                                               job.task, generation.text, job.workspace,
-                                               trial.views.get(job.task.id),
-                                               trial.definitions_only)  # fmt: skip
+                    candidate, future = kind_of(job.task).respond(
+                        trial.pool, job.task, generation.text, trial.asked(job.task),
+                        job.workspace,
+                    )  # fmt: skip
                     in_flight[future] = Judging(job, generation, candidate, time.monotonic())
                 done = {f for f in in_flight if f.done()}
             else:
@@ -293,3 +219,104 @@ def run_trial(
     for backend in backends:
         run_backend(trial, tasks, backend, progress)
     return trial.store.task_results()
+
+
+def _backends(
+    config: RunConfig, opened: Mapping[str, Backend], resources: contextlib.ExitStack
+) -> list[Backend]:
+    """The run's models: those `opened` by the caller, the others created here and
+    closed with `resources`."""
+    backends = []
+    for name in config.models:
+        if name in opened:
+            backends.append(opened[name])
+        else:
+            backends.append(create_backend(name, config.endpoints))
+            resources.callback(backends[-1].close)
+    return backends
+
+
+def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
+    """Refuse to resume when a model is no longer what the run used."""
+    run_dir, recorded = store.run_dir, store.manifest
+    for backend in backends:
+        before = recorded.backends.get(backend.name, {})
+        now = backend.conditions()
+        for key in _STABLE_CONDITIONS:
+            if before.get(key) != now.get(key):
+                raise ConfigError(
+                    f"{backend.name}: {key} was {before.get(key)!r} when {run_dir} started and "
+                    f"is {now.get(key)!r} now; start a new run"
+                )
+
+
+def conduct(
+    config: RunConfig, tasks: Sequence[AnyTask], run_dir: Path, *, resume: bool,
+    progress: RunProgress, opened: Mapping[str, Backend],
+) -> None:  # fmt: skip
+    """A trial of `config`'s models on `tasks`, stored in `run_dir` (with `resume`,
+    the interrupted run there finished): the tasks' kind prepares what they need,
+    each model writes and the sandbox judges, and every attempt is stored as it is
+    judged. `opened`: models already loaded, by name, used and left open. An
+    unreachable model (BackendUnavailable) or an interrupt stops the run resumably,
+    with the command that resumes it."""
+    profile = get_profile(config.gate_profile)
+    kind = suite_kind(tasks)
+    prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial run")
+    shown = kind.views(tasks, config)
+    with contextlib.ExitStack() as resources:
+        backends = _backends(config, opened, resources)
+        if kind.interpreted:
+            questions = cast(list[QuestionTask], tasks)
+            environment = prepared.libraries[questions[0].id]
+            sandbox = resources.enter_context(question_sandbox(
+                questions, environment, config.limits, config.unsafe_host_exec
+            ))  # fmt: skip
+            if profile.rules:
+                profile = profile.allowing(environment.modules)
+            isolation, system = sandbox.isolation, interpret_system(environment.modules)
+            bwrap = sandbox.bwrap.as_dict() if sandbox.bwrap else {}
+        else:
+            pool = JudgePool(
+                config.workers, config.limits, config.unsafe_host_exec, prepared.repositories,
+                prepared.libraries,
+            )  # fmt: skip
+            resources.callback(pool.close)
+            isolation, bwrap = pool.isolation, pool.bwrap
+            system = kind.system(config, pool.profile_for(tasks[0], profile))
+        if resume:
+            store = RunStore.open(run_dir)
+            _check_resumable(store, backends)
+            store.mark_resumed()
+        else:
+            manifest = new_manifest(
+                run_dir.name, config, tasks, {b.name: b.conditions() for b in backends},
+                template_hashes(kind.templates(config)), system.content, isolation, bwrap,
+            )  # fmt: skip
+            notes = {task_id: view.note for task_id, view in shown.items()}
+            store = RunStore.create(
+                run_dir, with_environments(manifest, prepared.environments, notes)
+            )
+        resources.callback(store.close)
+        progress.start(store.run_dir, len(tasks) * len(config.labels) * config.samples)
+        resume_with = f"codetrial run --resume {store.run_dir}"
+        try:
+            if kind.interpreted:
+                run_questions(questions, backends, config, sandbox, profile,
+                              environment.modules, store, progress.advance)  # fmt: skip
+            else:
+                trial = Trial(config, profile, pool, store, shown)
+                run_trial(trial, cast(list[JudgedTask], tasks), backends, progress.advance)
+                if config.efficiency:
+                    measured = cast(list[Task], tasks) if kind.measures_efficiency else []
+                    measure_efficiency(store, measured, pool)
+        except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
+            report = Run(store.run_dir).report()
+            raise type(exc)(
+                f"{exc}\nfinished work is saved; continue with: {resume_with}\n"
+                f"the report so far: {report}"
+            ) from exc
+        except KeyboardInterrupt as exc:
+            raise Interrupted(
+                f"interrupted; finished work is saved; continue with: {resume_with}"
+            ) from exc

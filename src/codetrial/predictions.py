@@ -13,15 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from codetrial import environments
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
 from codetrial.errors import TaskFormatError
-from codetrial.pipeline import verdict_of
+from codetrial.kinds import tasks_of
+from codetrial.kinds.repository import REPOSITORY, judged
 from codetrial.records import AttemptRecord, Candidate
 from codetrial.store import RunStore, new_manifest, new_run_id
-from codetrial.tasks import RepositoryTask, load_suite, repository_tasks
+from codetrial.store.manifest import with_environments
+from codetrial.tasks import RepositoryTask, load_suite
 from codetrial.tasks.jsonl import JsonLines
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, verdict_of
 
 Predictions = dict[str, dict[str, str]]  # model -> instance id -> patch
 
@@ -74,9 +75,9 @@ def judge_predictions(
     progress: Callable[[AttemptRecord], None] = lambda record: None,
 ) -> Path:
     """Judge predictions into a new run directory; the directory."""
-    tasks = repository_tasks(load_suite(job.suite, None, job.data), "codetrial evaluate")
+    tasks = tasks_of(REPOSITORY, load_suite(job.suite, None, job.data), "codetrial evaluate")
     predictions = read_predictions(job.predictions, tasks)
-    prepared = environments.for_tasks(tasks, job.repos, job.wheels, "codetrial evaluate")
+    prepared = REPOSITORY.prepare(tasks, job.repos, job.wheels, "codetrial evaluate")
     config = RunConfig.validated(
         {
             "models": sorted(predictions),
@@ -88,7 +89,7 @@ def judge_predictions(
             "repos": job.repos,
             "wheels": job.wheels,
             "unsafe_host_exec": job.unsafe_host_exec,
-            "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY_DEFAULTS.scratch_mb),
+            "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY.defaults.scratch_mb),
         }
     )
     pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, prepared.repositories)
@@ -98,14 +99,12 @@ def judge_predictions(
             new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "",
             pool.isolation, pool.bwrap,
         )  # fmt: skip
-        recorded = environments.recorded(manifest, prepared.environments)
+        recorded = with_environments(manifest, prepared.environments)
         with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, recorded)) as store:
             items = [(model, task) for model in sorted(predictions) for task in tasks
                      if task.id in predictions[model]]  # fmt: skip
             announce(store.run_dir, len(items))
-            futures = [
-                pool.submit_repository(predictions[model][task.id], task) for model, task in items
-            ]
+            futures = [judged(pool, predictions[model][task.id], task) for model, task in items]
             for (model, task), future in zip(items, futures, strict=True):
                 patch = predictions[model][task.id]
                 record = AttemptRecord.judged(

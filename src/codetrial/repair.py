@@ -1,20 +1,14 @@
-"""The bounded repair loop's decisions: whether to try again, and with what prompt.
+"""The bounded repair loop's decision: whether a try is followed by another.
 
-A repair sees the original spec, the failed code and feedback from the visible tests
-(or the gate, or the parser) only. A workspace task's next try follows aider's
-protocol: the conversation so far, the files as the last try left them and the
-trimmed output of the task's tests (which the model never sees themselves); so does a
-repository task's, with the output of its FAIL_TO_PASS and PASS_TO_PASS tests.
-
-Hidden tests never reach a model: a candidate that passes the visible tests and
-fails hidden ones gives the model nothing it may see, so it is not repaired.
+A repair sees feedback from the visible tests (or the gate, or the parser) only; what
+it is asked is its task's kind's (see `codetrial.kinds`). Hidden tests never reach a
+model: a candidate that passes the visible tests and fails hidden ones gives the
+model nothing it may see, so it is not repaired.
 """
 
 from __future__ import annotations
 
-from codetrial.prompts import repair_messages, workspace_repair_messages
-from codetrial.records import AttemptRecord, Message, Outcome
-from codetrial.tasks import Task, WorkspaceTask
+from codetrial.records import AttemptRecord, Outcome
 
 
 def needs_repair(previous: AttemptRecord, attempts_allowed: int) -> bool:
@@ -23,18 +17,3 @@ def needs_repair(previous: AttemptRecord, attempts_allowed: int) -> bool:
         and previous.feedback is not None
         and previous.attempt < attempts_allowed
     )
-
-
-def repair_prompt(
-    task: Task | WorkspaceTask, system: Message, previous: AttemptRecord
-) -> list[Message]:
-    """The next try's messages; `task` as the model sees it (a repository task's view)."""
-    assert previous.feedback is not None
-    if isinstance(task, WorkspaceTask):
-        assert previous.files is not None
-        messages = [Message(m["role"], m["content"]) for m in previous.messages]
-        return workspace_repair_messages(
-            task, messages, previous.raw_response, previous.files, previous.feedback
-        )
-    code = previous.code if previous.code is not None else "(no code was found in the response)"
-    return repair_messages(task, system, code, previous.feedback)

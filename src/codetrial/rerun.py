@@ -14,16 +14,15 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-from codetrial import environments, localize
-from codetrial.config import Limits
+from codetrial.config import Limits, RunConfig
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
+from codetrial.kinds import Asked, kind_of, suite_kind
 from codetrial.localize import Localized
-from codetrial.pipeline import edit_format_of, submit, verdict_of
-from codetrial.records import AttemptRecord, Candidate, Outcome, TestResult, Verdict
+from codetrial.records import AttemptRecord, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
-from codetrial.tasks import AnyTask, RepositoryTask, Task, WorkspaceTask, gate_for
-from codetrial.verdict.pool import JudgePool
+from codetrial.tasks import AnyTask
+from codetrial.verdict.pool import JudgePool, verdict_of
 
 FIRST, REPAIR = "first", "repair"
 
@@ -100,6 +99,16 @@ def changed_conditions(
     return changed
 
 
+def _rejudged(
+    config: RunConfig, profile: Profile, pool: JudgePool, task: AnyTask, record: AttemptRecord,
+    before: dict[str, str] | None, views: Mapping[str, Localized],
+) -> Future[Verdict] | None:  # fmt: skip
+    """The stored attempt judged again as its kind judges it; None for a kind whose
+    attempts are not (a question's rounds, which the interpreter loop judged)."""
+    asked = Asked.under(config, profile, views.get(task.id))
+    return kind_of(task).rejudge(pool, task, record, asked, before)
+
+
 def rerun(
     store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[AnyTask],
     views: Mapping[str, Localized] = {},
@@ -109,7 +118,7 @@ def rerun(
     `tasks` are the run's, as `store.tasks()` loads them; `views` what the model was
     shown of each repository task."""
     by_id = {t.id: t for t in tasks}
-    edit_format = edit_format_of(store.manifest.config)
+    config = store.manifest.config
     tallies: dict[tuple[str, str], Tally] = {}
     pending: list[tuple[AttemptRecord, Future[Verdict]]] = []
     left: dict[tuple[str, str, int], dict[str, str] | None] = {}  # a chain's files so far
@@ -120,23 +129,14 @@ def rerun(
         before = left.get(chain)
         if record.files is not None:
             left[chain] = record.files
-        if record.outcome is Outcome.INFRA_ERROR or record.task_id not in by_id:
+        task = by_id.get(record.task_id)
+        future = None
+        if record.outcome is not Outcome.INFRA_ERROR and task is not None:
+            future = _rejudged(config, profile, pool, task, record, before, views)
+        if future is None:
             tally.not_rejudged += 1
-            continue
-        task = by_id[record.task_id]
-        if isinstance(task, RepositoryTask) and record.messages:
-            _, future = submit(pool, profile, edit_format, task, record.raw_response, before,
-                               views[task.id])  # fmt: skip
-        elif isinstance(task, RepositoryTask):  # a prediction: the patch itself
-            future = pool.submit_repository(record.raw_response, task)
-        elif isinstance(task, WorkspaceTask):
-            _, future = submit(pool, profile, edit_format, task, record.raw_response, before)
-        elif isinstance(task, Task):
-            future = pool.submit(Candidate(record.raw_response, record.code), task, profile)
         else:
-            tally.not_rejudged += 1
-            continue
-        pending.append((record, future))
+            pending.append((record, future))
     differences = []
     for record, future in pending:
         verdict = verdict_of(future)
@@ -178,9 +178,10 @@ def rejudge(
         except ValueError as exc:
             raise ConfigError(f"invalid limit: {exc}") from exc
         tasks = store.tasks()
-        profile = get_profile(gate_for(tasks, gate or config.gate_profile))
-        prepared = environments.for_tasks(tasks, config.repos, config.wheels, "codetrial rerun")
-        shown = localize.views(tasks, config)
+        kind = suite_kind(tasks)
+        profile = get_profile(kind.gate(config.suite, tasks, gate or config.gate_profile))
+        prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial rerun")
+        shown = kind.views(tasks, config)
         pool = JudgePool(
             workers, limits, unsafe_host_exec, prepared.repositories, prepared.libraries
         )

@@ -21,13 +21,14 @@ from codetrial.config import RunConfig
 from codetrial.errors import TaskFormatError
 from codetrial.gate import Profile, get_profile
 from codetrial.harden.efficiency import measure as measure_efficiency
-from codetrial.pipeline import verdict_of
+from codetrial.kinds import tasks_of
+from codetrial.kinds.function import FUNCTION
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
-from codetrial.tasks import Task, function_tasks, load_suite
+from codetrial.tasks import Task, load_suite
 from codetrial.tasks.jsonl import JsonLines, read_jsonl
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, verdict_of
 
 SAVE_EVERY = 500
 TIMEOUT_S = 20.0
@@ -121,7 +122,7 @@ def judge_samples(
     and the number of samples before any judging, `progress` of each attempt as it is
     stored."""
     samples, suite, data, workers = job.samples, job.suite, job.data, job.workers
-    tasks = function_tasks(load_suite(suite, None, data), "codetrial evaluate")
+    tasks = tasks_of(FUNCTION, load_suite(suite, None, data), "codetrial evaluate")
     items = read_samples(samples.items, tasks, prompt_map(job.prompts) if job.prompts else None)
     model = f"samples/{samples.name}"
     per_task: dict[str, int] = {}

@@ -14,22 +14,18 @@ from codetrial import environments
 from codetrial.cli.options import DataFile, Packages, Requirements, Wheels, packages_of
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
-from codetrial.tasks import QuestionTask, RepositoryTask, Task, load_suite
+from codetrial.kinds import kind_of
+from codetrial.tasks import load_suite
 
 
 def _wanted(suite: str, data: Path | None) -> dict[tuple[str, ...], list[str]]:
     """Each package list a suite's tasks need -> what needs it."""
     wanted: dict[tuple[str, ...], list[str]] = {}
     for task in load_suite(suite, None, data):
-        if isinstance(task, RepositoryTask):
-            needs, who = task.environment.packages, f"{task.repo} {task.version}"
-        elif isinstance(task, Task | QuestionTask) and task.packages:
-            needs, who = (
-                task.packages,
-                f"{task.suite} ({'questions' if isinstance(task, QuestionTask) else 'libraries'})",
-            )
-        else:
+        needed = kind_of(task).environment(task)
+        if needed is None:
             continue
+        needs, who = needed
         if who not in wanted.setdefault(needs, []):
             wanted[needs].append(who)
     if not wanted:

@@ -13,7 +13,9 @@ from codetrial.cli.options import DataFile, UnsafeHostExec, Workers
 from codetrial.cli.views import console
 from codetrial.harden.suite import harden as harden_tasks
 from codetrial.harden.suite import hardenable, write_suite
-from codetrial.tasks import function_tasks, load_suite
+from codetrial.kinds import tasks_of
+from codetrial.kinds.function import FUNCTION
+from codetrial.tasks import load_suite
 
 
 def harden(
@@ -31,7 +33,7 @@ def harden(
     """Write SUITE-hard: each task with a reference keeps its tests and gains hidden
     tests on generated inputs (type-aware mutation of its tests' inputs, and
     Hypothesis), expected outputs from the reference run in the sandbox."""
-    loaded = function_tasks(load_suite(suite, task or None, data), "codetrial harden")
+    loaded = tasks_of(FUNCTION, load_suite(suite, task or None, data), "codetrial harden")
     hardened = harden_tasks(loaded, tests, budget, seed, workers, timeout, unsafe_host_exec)
     given = Path(suite)
     if given.suffix == ".jsonl":

@@ -12,38 +12,14 @@ from codetrial.cli.options import DataFile, Json, UnsafeHostExec, Workers
 from codetrial.cli.views import console, print_json
 from codetrial.harden.audit import AUDIT_TIMEOUT_S, TaskAudit
 from codetrial.harden.audit import audit as run_audit
+from codetrial.kinds import kind_of, tasks_of
+from codetrial.kinds.function import FUNCTION
 from codetrial.records import Visibility
-from codetrial.tasks import (
-    AnyTask,
-    QuestionTask,
-    RepositoryTask,
-    WorkspaceTask,
-    function_tasks,
-    known_suites,
-    load_suite,
-)
-from codetrial.verdict.workspace import expected_tests
+from codetrial.tasks import AnyTask, known_suites, load_suite
 
 
 def _row(task: AnyTask) -> tuple[str, ...]:
-    if isinstance(task, RepositoryTask):
-        tests = f"{len(task.fail_to_pass)} FAIL_TO_PASS, {len(task.pass_to_pass)} PASS_TO_PASS"
-        return (task.id, f"a patch to {task.repo} at {task.base_commit[:12]}", tests,
-                "gold patch", task.trust)  # fmt: skip
-    if isinstance(task, WorkspaceTask):
-        tests = f"{len(expected_tests(task.test_sources))} tests, unseen"
-        return (task.id, "edit " + ", ".join(task.editable), tests,
-                "yes" if task.reference else "no", task.trust)  # fmt: skip
-    if isinstance(task, QuestionTask):
-        answer = f"a {task.answer.kind} answer" if task.answer else "no answer (not scored)"
-        files = ", ".join(p.name for p in task.files)
-        return (task.id, task.question, f"{answer}, about {files}",
-                "yes" if task.reference else "no", task.trust)  # fmt: skip
-    visible = len(task.tests_of(Visibility.VISIBLE))
-    hidden = len(task.tests_of(Visibility.HIDDEN))
-    return (task.id, task.signature.source.splitlines()[0].removesuffix(":"),
-            f"{visible} visible, {hidden} hidden", "yes" if task.reference else "no",
-            task.trust)  # fmt: skip
+    return (task.id, *kind_of(task).row(task), task.trust)
 
 
 def tasks(
@@ -66,7 +42,7 @@ def tasks(
     tests kill, with every surviving mutant's diff."""
     loaded = load_suite(suite, task or None, data)
     if audit:
-        functions = function_tasks(loaded, "codetrial tasks --audit")
+        functions = tasks_of(FUNCTION, loaded, "codetrial tasks --audit")
         audited = run_audit(functions, workers, timeout, unsafe_host_exec)
         if json:
             print_json([a.as_dict() for a in audited])

@@ -18,10 +18,9 @@ from typing import Any
 from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.harden.mutants import Mutant, mutants
-from codetrial.pipeline import verdict_of
 from codetrial.records import Candidate, Outcome, Verdict, Visibility
 from codetrial.tasks import Task
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, verdict_of
 
 AUDIT_TIMEOUT_S = 5.0
 AUDIT_CPU_S = 2

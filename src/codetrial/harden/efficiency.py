@@ -54,7 +54,7 @@ from codetrial.sandbox import ChildExit, codec
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 from codetrial.syntax import literal
-from codetrial.tasks import AnyTask, Task
+from codetrial.tasks import Task
 from codetrial.verdict.pool import NO_ANSWER, JudgePool
 
 REPEATS = 3  # runs of the reference on the tests, and of every program on a heavy input
@@ -230,10 +230,10 @@ def _candidate_calls(
     return {key: done + more.get(key, []) for key, done in first.items()}
 
 
-def measure(store: RunStore, tasks: Sequence[AnyTask], pool: JudgePool) -> None:
-    """Write the run's efficiency.json: its passing candidates of function tasks with
+def measure(store: RunStore, tasks: Sequence[Task], pool: JudgePool) -> None:
+    """Write the run's efficiency.json: its passing candidates of function `tasks` with
     a reference, measured against that reference."""
-    with_reference = {t.id: t for t in tasks if isinstance(t, Task) and t.reference}
+    with_reference = {t.id: t for t in tasks if t.reference}
     passing = [
         a for r in store.task_results() for a in (r.first, *r.repairs)
         if a.passed and a.code is not None and a.task_id in with_reference

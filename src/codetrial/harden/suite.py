@@ -39,7 +39,6 @@ from codetrial.harden.inputs import (
     source_of,
 )
 from codetrial.literals import NOT_LITERAL
-from codetrial.pipeline import verdict_of
 from codetrial.records import Candidate, Outcome, Verdict, Visibility
 from codetrial.sandbox import codec
 from codetrial.store.artifacts import write_atomic
@@ -47,7 +46,7 @@ from codetrial.syntax import literal, parse
 from codetrial.tasks import Task, TestFile
 from codetrial.tasks.benchmarks import defines_check
 from codetrial.tasks.model import HEAVY_INPUT
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, verdict_of
 
 HARDEN_CPU_S = 0.25  # per call of the reference: inputs heavier than this are dropped
 

@@ -52,11 +52,10 @@ PROMPT_PROFILES = {
 BENCHMARK_PROFILE = "evalplus-instruct"  # the default for benchmark suites
 
 
-def prompt_profile_for(tasks: Sequence[object], suite: str, name: str | None) -> str | None:
-    """The prompt profile `tasks` are asked in and their candidates judged by: `name`,
-    or BENCHMARK_PROFILE, when they are benchmark tasks (a code prompt to complete);
-    None for a suite without them, which takes none."""
-    benchmark = any(isinstance(t, Task) and t.prompt for t in tasks)
+def prompt_profile_for(benchmark: bool, suite: str, name: str | None) -> str | None:
+    """The prompt profile a suite's tasks are asked in and their candidates judged by:
+    `name`, or BENCHMARK_PROFILE, when they are a `benchmark`'s (a code prompt to
+    complete); None for a suite of other tasks, which takes none."""
     if name is not None and not benchmark:
         raise ConfigError(
             f"--prompt-profile is for benchmark tasks (a code prompt to complete); suite "

@@ -37,8 +37,9 @@ from codetrial.report.summary import (
     summarize,
 )
 from codetrial.store import RunStore
-from codetrial.store.artifacts import changes, read_json, slug, write_atomic
+from codetrial.store.artifacts import read_json, slug, write_atomic
 from codetrial.store.manifest import Manifest
+from codetrial.verdict.workspace import changes
 
 SELECTION = "selection.json"
 JUDGE_EVAL = "judge_eval.json"

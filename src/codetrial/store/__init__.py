@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from codetrial.config import problem
 from codetrial.errors import ConfigError, StoreError
+from codetrial.kinds import load_suite
 from codetrial.records import AttemptRecord, TaskResult
 from codetrial.store.artifacts import task_dir, write_atomic, write_attempt
 from codetrial.store.manifest import (
@@ -29,7 +30,7 @@ from codetrial.store.manifest import (
     read_manifest,
     unreadable_run,
 )
-from codetrial.tasks import AnyTask, load_suite, task_digest
+from codetrial.tasks import AnyTask
 
 __all__ = ["SCHEMA_VERSION", "Manifest", "RunStore", "new_manifest", "new_run_id"]
 
@@ -149,7 +150,7 @@ class RunStore:
         tasks = load_suite(
             config.suite, list(self.manifest.task_sha256), config.data, config.packages
         )
-        changed = [t.id for t in tasks if task_digest(t) != self.manifest.task_sha256.get(t.id)]
+        changed = [t.id for t in tasks if t.digest != self.manifest.task_sha256.get(t.id)]
         if changed:
             raise ConfigError(
                 f"tasks changed since {self.run_dir} ran: {', '.join(changed)}; its results "

@@ -14,7 +14,6 @@ the old file or the new one.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import re
@@ -22,8 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from codetrial.records import AttemptRecord, Visibility
-from codetrial.tasks import AnyTask, QuestionTask, RepositoryTask, WorkspaceTask
+from codetrial.kinds import kind_of
+from codetrial.records import AttemptRecord
+from codetrial.tasks import AnyTask
 
 
 def slug(name: str) -> str:
@@ -61,56 +61,13 @@ def task_dir(run_dir: Path, model: str, task_id: str) -> Path:
     return run_dir / "generated_code" / slug(model) / slug(task_id)
 
 
-def changes(before: Mapping[str, str], after: Mapping[str, str]) -> str:
-    """A unified diff, file by file, of what `after` changed in `before` (path -> text)."""
-    parts: list[str] = []
-    for path in sorted(before.keys() | after.keys()):
-        old, new = before.get(path, ""), after.get(path, "")
-        if old != new:
-            lines = difflib.unified_diff(
-                old.splitlines(keepends=True), new.splitlines(keepends=True),
-                f"a/{path}" if path in before else "/dev/null", f"b/{path}",
-            )  # fmt: skip
-            parts.extend(lines)
-    return "".join(line if line.endswith("\n") else line + "\n" for line in parts)
-
-
 def write_attempt(run_dir: Path, task: AnyTask, record: AttemptRecord) -> None:
+    """The attempt's response, and the files its task's kind keeps of it."""
     folder = task_dir(run_dir, record.model, task.id)
     label = attempt_label(record.attempt, record.sample)
     write_atomic(folder / f"response_{label}.txt", record.raw_response)
-    if isinstance(task, RepositoryTask):
-        write_atomic(folder / f"patch_{label}.diff", record.code or "")
-    elif record.code is not None:
-        write_atomic(folder / f"candidate_{label}.py", record.code)
-    if isinstance(task, QuestionTask):
-        _write_round(folder, label, record)
-        return
-    output = record.visible_output + (
-        "\n\n# hidden tests\n" + record.hidden_output if record.hidden_output else ""
-    )
-    write_atomic(folder / f"test_output_{label}.txt", output or record.detail)
-    if isinstance(task, WorkspaceTask):
-        _write_workspace(folder, label, task, record)
-    elif isinstance(task, RepositoryTask):
-        if record.attempt == 0 and record.sample == 0:
-            write_atomic(folder / "test_patch.diff", task.test_patch)
-    elif record.attempt == 0 and record.sample == 0:
-        visible = "\n\n".join(t.source for t in task.tests_of(Visibility.VISIBLE))
-        write_atomic(folder / "test_candidate.py", visible)
-        hidden = task.tests_of(Visibility.HIDDEN)
-        if hidden:
-            write_atomic(folder / "test_hidden.py", "\n\n".join(t.source for t in hidden))
-
-
-def _write_round(folder: Path, label: str, record: AttemptRecord) -> None:
-    program = record.program
-    if program is None:
-        return
-    if record.code is not None:
-        write_atomic(folder / f"output_{label}.txt", f"{program.stdout}\n{program.stderr}".strip())
-    if program.reply is not None:
-        write_atomic(folder / f"reply_{label}.txt", program.reply)
+    for path, text in kind_of(task).artifacts(task, record, label).items():
+        write_atomic(folder / path, text)
 
 
 def outputs_dir(run_dir: Path, model: str, task_id: str, attempt: int, sample: int = 0) -> Path:
@@ -129,13 +86,3 @@ def write_outputs(folder: Path, files: Mapping[str, bytes]) -> None:
         partial = path.with_name(f".{path.name}.partial")
         partial.write_bytes(data)
         os.replace(partial, path)
-
-
-def _write_workspace(folder: Path, label: str, task: WorkspaceTask, record: AttemptRecord) -> None:
-    if record.files is not None:
-        for path, text in record.files.items():
-            write_atomic(folder / f"files_{label}" / path, text)
-        write_atomic(folder / f"changes_{label}.diff", changes(dict(task.files), record.files))
-    if record.attempt == 0 and record.sample == 0:
-        for test in task.tests:
-            write_atomic(folder / "tests" / test.name, test.source)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import platform
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -20,8 +20,10 @@ from pydantic import BaseModel, ValidationError
 
 from codetrial import __version__
 from codetrial.config import RunConfig, problem
+from codetrial.environments import Environment
 from codetrial.errors import StoreError
-from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask, task_digest
+from codetrial.kinds import kind_of
+from codetrial.tasks import AnyTask
 
 SCHEMA_VERSION = 1
 _NOT_A_MANIFEST = (
@@ -89,15 +91,34 @@ def new_manifest(
         isolation=isolation,
         bwrap=bwrap or {},
         suite=tasks[0].suite if tasks else config.suite,
-        task_sha256={t.id: task_digest(t) for t in tasks},
+        task_sha256={t.id: t.digest for t in tasks},
         trust={t.id: t.trust for t in tasks},
-        workspaces={t.id: dict(t.files) for t in tasks if isinstance(t, WorkspaceTask)},
-        repositories={
-            t.id: {"repo": t.repo, "base_commit": t.base_commit, "version": t.version}
-            for t in tasks
-            if isinstance(t, RepositoryTask)
-        },
+        **_recorded(tasks),
     )
+
+
+def _recorded(tasks: Sequence[AnyTask]) -> dict[str, dict[str, Any]]:
+    """What the tasks' kinds keep of them in the manifest, by manifest field."""
+    fields: dict[str, dict[str, Any]] = {"workspaces": {}, "repositories": {}}
+    for task in tasks:
+        for field, entries in kind_of(task).recorded(task).items():
+            fields[field] |= entries
+    return fields
+
+
+def with_environments(
+    manifest: Manifest, environments: Mapping[str, Environment], notes: Mapping[str, str] = {}
+) -> Manifest:
+    """`manifest` with the environments and what they hold (for a repository task,
+    which one is its), and `notes` (task id -> what the model was shown of the
+    repository)."""
+    repositories = {
+        task_id: {**fields, "environment": environments[task_id].key}
+        | ({"shown": notes[task_id]} if task_id in notes else {})
+        for task_id, fields in manifest.repositories.items()
+    }
+    held = {e.key: e.as_dict() for e in environments.values()}
+    return manifest.model_copy(update={"repositories": repositories, "environments": held})
 
 
 def unreadable_run(path: Path, what: str, written_by: str) -> StoreError:

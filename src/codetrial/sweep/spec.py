@@ -29,9 +29,9 @@ from codetrial import api
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import CodetrialError, ConfigError
 from codetrial.gate import PROFILES
+from codetrial.kinds import suite_kind
 from codetrial.models.base import KINDS
 from codetrial.registry import Registry
-from codetrial.tasks import RepositoryTask, WorkspaceTask
 
 TABLES = ("grid", "run", "suites", "ray")
 RESOURCES = ("cpus", "memory_mb")
@@ -246,7 +246,7 @@ def _edits_files(suite: str, options: Mapping[str, Any]) -> bool:
                                task_ids=options.get("task_ids") or ())  # fmt: skip
     except CodetrialError as exc:
         raise ConfigError(f"suite {suite!r}: {exc}") from exc
-    return any(isinstance(t, WorkspaceTask | RepositoryTask) for t in tasks)
+    return suite_kind(tasks).edits
 
 
 def _cell(

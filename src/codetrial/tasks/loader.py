@@ -11,24 +11,14 @@ folder of task folders of one kind.
 from __future__ import annotations
 
 import ast
-import dataclasses
 import functools
-import hashlib
-import json
 import re
 import tempfile
 from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 
-from codetrial.config import (
-    FUNCTION_DEFAULTS,
-    QUESTION_DEFAULTS,
-    REPOSITORY_DEFAULTS,
-    WORKSPACE_DEFAULTS,
-    ShapeDefaults,
-)
-from codetrial.errors import ConfigError, TaskFormatError
+from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
 from codetrial.registry import Registry
 from codetrial.tasks.benchmarks import (
@@ -251,16 +241,11 @@ def _load_source(name: str, data: Path | None) -> list[AnyTask]:
 
 
 def load_suite(
-    name: str, task_ids: list[str] | None = None, data: Path | None = None,
-    packages: Sequence[str] = (),
-) -> list[AnyTask]:  # fmt: skip
+    name: str, task_ids: list[str] | None = None, data: Path | None = None
+) -> list[AnyTask]:
     """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+/polyglot-python with
-    --data) or path; with `packages`, its function tasks and questions import those
-    libraries instead of their own."""
+    --data) or path, or only `task_ids` of it."""
     tasks = _load_source(name, data)
-    if packages:
-        chosen = tuple(sorted(packages))
-        tasks = [_with_packages(t, chosen, name) for t in tasks]
     if task_ids:
         by_id = {t.id: t for t in tasks}
         unknown = [t for t in task_ids if t not in by_id]
@@ -271,97 +256,3 @@ def load_suite(
             )
         tasks = [by_id[t] for t in task_ids]
     return tasks
-
-
-def _with_packages(task: AnyTask, packages: tuple[str, ...], suite: str) -> AnyTask:
-    if isinstance(task, WorkspaceTask | RepositoryTask):
-        raise ConfigError(
-            f"--packages is for function tasks and questions; suite {suite!r} holds "
-            "workspace or repository tasks, whose environments their files declare"
-        )
-    return dataclasses.replace(task, packages=packages)
-
-
-def function_tasks(tasks: Sequence[AnyTask], command: str) -> list[Task]:
-    """`tasks`, for a command that takes function tasks only; a ConfigError says so
-    when they are workspace tasks."""
-    if any(isinstance(t, WorkspaceTask) for t in tasks):
-        raise ConfigError(
-            f"{command} takes function tasks; suite {tasks[0].suite!r} holds workspace tasks "
-            "(files edited in an edit format): try them with `codetrial run`"
-        )
-    if any(isinstance(t, RepositoryTask) for t in tasks):
-        raise ConfigError(
-            f"{command} takes function tasks; suite {tasks[0].suite!r} holds repository "
-            "tasks: try them with `codetrial run` or `codetrial evaluate PREDICTIONS`"
-        )
-    if any(isinstance(t, QuestionTask) for t in tasks):
-        raise ConfigError(
-            f"{command} takes function tasks; suite {tasks[0].suite!r} holds questions, "
-            "answered by programs: try them with `codetrial run` or `codetrial ask`"
-        )
-    return [t for t in tasks if isinstance(t, Task)]
-
-
-def repository_tasks(tasks: Sequence[AnyTask], command: str) -> list[RepositoryTask]:
-    """`tasks`, for a command that takes repository tasks only; a ConfigError otherwise."""
-    if not tasks or not all(isinstance(t, RepositoryTask) for t in tasks):
-        raise ConfigError(
-            f"{command} takes repository tasks (SWE-bench instances): pass --suite swe "
-            "--data INSTANCES.jsonl"
-        )
-    return [t for t in tasks if isinstance(t, RepositoryTask)]
-
-
-def gate_for(tasks: Sequence[AnyTask], gate: str | None) -> str:
-    """The gate profile to judge `tasks` with: `gate`, else the tasks' own. Workspace
-    and repository tasks take only "off": their files are modules with classes and
-    state, which the function profiles forbid; the sandbox is their boundary."""
-    if any(isinstance(t, QuestionTask) for t in tasks):
-        if gate not in (None, "program", "off"):
-            raise ConfigError(
-                f"suite {tasks[0].suite!r} holds questions, answered by whole programs that "
-                "the function gate profiles forbid: judge them with --gate program (the "
-                "default) or --gate off"
-            )
-        return gate or "program"
-    if any(not isinstance(t, Task) for t in tasks) and gate not in (None, "off"):
-        raise ConfigError(
-            f"suite {tasks[0].suite!r} holds workspace or repository tasks, whose files are "
-            "modules with classes and state that the function gate profiles forbid: judge "
-            "them with --gate off (the sandbox is their boundary)"
-        )
-    return gate or tasks[0].policy
-
-
-def defaults_for(tasks: Sequence[AnyTask]) -> ShapeDefaults:
-    """The timeout, context and answer length a suite of these tasks defaults to."""
-    if any(isinstance(t, QuestionTask) for t in tasks):
-        return QUESTION_DEFAULTS
-    if any(isinstance(t, RepositoryTask) for t in tasks):
-        return REPOSITORY_DEFAULTS
-    workspace = any(isinstance(t, WorkspaceTask) for t in tasks)
-    return WORKSPACE_DEFAULTS if workspace else FUNCTION_DEFAULTS
-
-
-def task_digest(task: AnyTask) -> str:
-    """Changes whenever what the model is shown (the spec and signature, or the
-    instructions and files) or any test of the task changes."""
-    if isinstance(task, QuestionTask):
-        return task.digest
-    if isinstance(task, RepositoryTask):
-        fields = [
-            task.repo, task.base_commit, task.problem_statement, task.hints, task.test_patch,
-            task.fail_to_pass, task.pass_to_pass, task.environment,
-        ]  # fmt: skip
-        return hashlib.sha256(repr(fields).encode()).hexdigest()
-    if isinstance(task, WorkspaceTask):
-        shown = json.dumps([task.instructions, task.files, task.editable])
-        digest = hashlib.sha256(shown.encode())
-    else:
-        digest = hashlib.sha256(task.spec.encode())
-        if task.packages:
-            digest.update(json.dumps(task.packages).encode())
-    for test in task.tests:
-        digest.update(f"\0{test.visibility}:{test.name}\0{test.source}".encode())
-    return digest.hexdigest()

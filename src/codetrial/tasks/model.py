@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import hashlib
+import json
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -22,6 +24,13 @@ class TestFile:
     name: str
     source: str
     visibility: Visibility
+
+
+def tests_digest(digest: hashlib._Hash, tests: tuple[TestFile, ...]) -> str:
+    """`digest` with every test's visibility, name and source added, as hex."""
+    for test in tests:
+        digest.update(f"\0{test.visibility}:{test.name}\0{test.source}".encode())
+    return digest.hexdigest()
 
 
 def _definition(text: str) -> ast.FunctionDef:
@@ -92,6 +101,15 @@ class Task:
     heavy_input: str = ""
     packages: tuple[str, ...] = ()
     trust: ClassVar[str] = "trusted-side"
+    kind: ClassVar[str] = "function"
+
+    @property
+    def digest(self) -> str:
+        """Changes whenever the spec, the libraries or any test changes."""
+        digest = hashlib.sha256(self.spec.encode())
+        if self.packages:
+            digest.update(json.dumps(self.packages).encode())
+        return tests_digest(digest, self.tests)
 
     @property
     def entry_point(self) -> str:

@@ -90,6 +90,7 @@ class QuestionTask:
     reference: str | None = None
     trust: ClassVar[str] = "trusted-side"
     policy: ClassVar[str] = "program"
+    kind: ClassVar[str] = "question"
 
     @property
     def digest(self) -> str:

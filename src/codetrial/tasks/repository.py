@@ -19,6 +19,7 @@ instances file:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
@@ -63,6 +64,16 @@ class RepositoryTask:
     environment_setup_commit: str = ""
     policy: str = "off"
     trust: ClassVar[str] = "in-sandbox"
+    kind: ClassVar[str] = "repository"
+
+    @property
+    def digest(self) -> str:
+        """Changes whenever the issue, the commit, the tests or their environment do."""
+        fields = [
+            self.repo, self.base_commit, self.problem_statement, self.hints, self.test_patch,
+            self.fail_to_pass, self.pass_to_pass, self.environment,
+        ]  # fmt: skip
+        return hashlib.sha256(repr(fields).encode()).hexdigest()
 
     @property
     def clone_name(self) -> str:

@@ -16,6 +16,7 @@ task's fault, named before any model is asked.
 from __future__ import annotations
 
 import ast
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +25,7 @@ from typing import ClassVar
 from codetrial.errors import TaskFormatError
 from codetrial.records import Visibility
 from codetrial.tasks.files import parsed, read_task_file
-from codetrial.tasks.model import TestFile
+from codetrial.tasks.model import TestFile, tests_digest
 
 _DOCS = ("introduction.md", "instructions.md", "instructions.append.md")
 _LAYOUTS = (".", "exercises", "exercises/practice", "python/exercises/practice")
@@ -45,6 +46,13 @@ class WorkspaceTask:
     reference: tuple[tuple[str, str], ...] = ()
     policy: str = "off"
     trust: ClassVar[str] = "in-sandbox"
+    kind: ClassVar[str] = "workspace"
+
+    @property
+    def digest(self) -> str:
+        """Changes whenever the instructions, the files shown or any test changes."""
+        shown = json.dumps([self.instructions, self.files, self.editable])
+        return tests_digest(hashlib.sha256(shown.encode()), self.tests)
 
     @property
     def test_sources(self) -> dict[str, str]:

@@ -1,10 +1,11 @@
 """Parallel verdicts: one warm sandbox per worker, candidates judged in threads.
 
 The threads mostly wait on the sandboxed children, so `--workers N` uses N cores
-for candidate code while the caller keeps generating. A program is judged once per
-task and gate profile, and a workspace's files once per task: samples drawn at a
-temperature repeat each other, and the same code gets the same verdict (when the
-sandbox fails to judge it, the next copy tries again).
+for candidate code while the caller keeps generating. A function's program is judged
+once per task and gate profile, and what a kind judges with `judge_with` once per
+key (see `codetrial.kinds`): samples drawn at a temperature repeat each other, and
+the same code gets the same verdict (when the sandbox fails to judge it, the next
+copy tries again).
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from typing import Any, TypeVar
 
 from codetrial.config import Limits
 from codetrial.environments import Environment
-from codetrial.errors import ConfigError
+from codetrial.errors import ConfigError, RepositoryError, SandboxError
 from codetrial.gate import Profile
-from codetrial.records import Candidate, Verdict
+from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.sandbox import (
     CallTimeout,
     CandidateError,
@@ -35,16 +36,29 @@ from codetrial.sandbox import (
     codec,
     open_sandbox,
 )
-from codetrial.tasks import AnyTask, RepositoryTask, Task, WorkspaceTask, task_digest
+from codetrial.tasks import AnyTask, Task
 from codetrial.verdict import judge
-from codetrial.verdict.repository import Repositories, judge_repository
-from codetrial.verdict.workspace import judge_workspace
+from codetrial.verdict.repository import Repositories
 
 TESTS_SLACK_S = 0.1
 NO_ANSWER = ("raised", "returned", "timeout", "stopped")  # outputs that are not a value
 _Key = tuple[str, str, str | None]  # task digest, gate profile or kind, what is judged
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+def infrastructure_failure(detail: str) -> Verdict:
+    """The verdict when the machinery failed: never the model's fault."""
+    return Verdict(Outcome.INFRA_ERROR, gate=None, detail=detail)
+
+
+def verdict_of(future: Future[Verdict]) -> Verdict:
+    """The judged verdict; when the sandbox could not run the candidate, an infra_error
+    verdict: a fault of the machinery, never of the model."""
+    try:
+        return future.result()
+    except (SandboxError, RepositoryError) as exc:
+        return infrastructure_failure(str(exc))
 
 
 def _output(session: Session, function: str, args: list[Any], cpu_s: float) -> str:
@@ -125,34 +139,29 @@ class JudgePool:
         with self._borrowed() as sandbox:
             return judge(candidate, task, self.profile_for(task, profile), sandbox, self.limits)
 
-    def _judge_workspace(self, files: dict[str, str], task: WorkspaceTask) -> Verdict:
-        with self._borrowed() as sandbox:
-            return judge_workspace(files, task, sandbox, self.limits)
-
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
         """The candidate's verdict, to come; each call gets a future of its own."""
-        key = (task_digest(task), profile.name, candidate.code)
+        key = (task.digest, profile.name, candidate.code)
         return self._shared(key, lambda: self._judge(candidate, task, profile))
 
-    def submit_workspace(self, files: dict[str, str], task: WorkspaceTask) -> Future[Verdict]:
-        """The verdict on the files a workspace candidate leaves, to come."""
-        key = (task_digest(task), "workspace", json.dumps(files, sort_keys=True))
-        return self._shared(key, lambda: self._judge_workspace(files, task))
-
-    def submit_repository(
-        self, patch: str, task: RepositoryTask, baseline: bool = False
-    ) -> Future[Verdict]:
-        """The verdict on a patch to a repository task, to come (with `baseline`, an
-        empty patch's tests run at the base commit)."""
-        repositories = self._repositories
-        if repositories is None:
+    @property
+    def repositories(self) -> Repositories:
+        """Where the run's repository tasks come from; a ConfigError when the pool was
+        opened without them."""
+        if self._repositories is None:
             raise ConfigError("this judge pool was opened without the run's repositories")
+        return self._repositories
 
-        def work() -> Verdict:
+    def judge_with(self, key: _Key, work: Callable[[Sandbox, Limits], Verdict]) -> Future[Verdict]:
+        """The verdict `work` reaches in one of the pool's sandboxes under its limits, to
+        come. `key` (the task's digest, how it is judged, what is judged) says which
+        calls are one judging: the same key is judged once."""
+
+        def borrowed() -> Verdict:
             with self._borrowed() as sandbox:
-                return judge_repository(patch, task, repositories, sandbox, self.limits, baseline)
+                return work(sandbox, self.limits)
 
-        return self._shared((task_digest(task), f"repository:{baseline}", patch), work)
+        return self._shared(key, borrowed)
 
     def _shared(self, key: _Key, work: Callable[[], Verdict]) -> Future[Verdict]:
         """A future of the caller's own for the verdict under `key`, judged once."""

@@ -20,6 +20,7 @@ run on the trusted side.
 from __future__ import annotations
 
 import ast
+import difflib
 import functools
 import secrets
 from collections.abc import Mapping
@@ -153,6 +154,20 @@ def apply_edit(
         message = f"The edit could not be applied ({applied.kind.value}): {applied.reason}"
         return files, Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message)
     return files | applied.files, None
+
+
+def changes(before: Mapping[str, str], after: Mapping[str, str]) -> str:
+    """A unified diff, file by file, of what `after` changed in `before` (path -> text)."""
+    parts: list[str] = []
+    for path in sorted(before.keys() | after.keys()):
+        old, new = before.get(path, ""), after.get(path, "")
+        if old != new:
+            lines = difflib.unified_diff(
+                old.splitlines(keepends=True), new.splitlines(keepends=True),
+                f"a/{path}" if path in before else "/dev/null", f"b/{path}",
+            )  # fmt: skip
+            parts.extend(lines)
+    return "".join(line if line.endswith("\n") else line + "\n" for line in parts)
 
 
 def _syntax_error(files: Mapping[str, str]) -> str | None:

@@ -1,0 +1,24 @@
+"""The kinds of task, each in a module of its own that owns what is particular to it
+(see `codetrial.kinds.base`)."""
+
+from codetrial.kinds.base import (
+    KINDS,
+    Asked,
+    Kind,
+    KindedTask,
+    kind_of,
+    load_suite,
+    suite_kind,
+    tasks_of,
+)
+
+__all__ = [
+    "KINDS",
+    "Asked",
+    "Kind",
+    "KindedTask",
+    "kind_of",
+    "load_suite",
+    "suite_kind",
+    "tasks_of",
+]

@@ -1,0 +1,256 @@
+"""What a kind of task is: the one place that knows what is particular to it.
+
+A kind of task (a function, a workspace of files, a repository patch, a question over
+data) owns its default conditions and gate, the package environments and views its
+tasks need before they are judged, its first and its repair prompt, how a response
+becomes a candidate and how that candidate is judged, the artifacts kept for an
+attempt, and its rows in `codetrial tasks` and `codetrial envs`. The pipeline, the
+store, `rerun`, `check` and the commands ask a task's kind; none of them tests which
+class a task is.
+
+A task names its kind (`task.kind`, a class attribute); `KINDS` maps that name to the
+`Kind`. A new kind is a module that defines its task class and its `Kind`, and one
+`KINDS.declare` (or `register`) line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+
+from codetrial import environments
+from codetrial.config import RunConfig, ShapeDefaults
+from codetrial.edits import EDIT_FORMATS, EditFormat
+from codetrial.environments import Prepared
+from codetrial.errors import ConfigError
+from codetrial.gate import Profile
+from codetrial.localize import Localized
+from codetrial.prompts import judged_by_definitions
+from codetrial.records import AttemptRecord, Candidate, Message, Verdict
+from codetrial.registry import Registry
+from codetrial.tasks import AnyTask
+from codetrial.tasks import load_suite as load_tasks
+from codetrial.verdict.pool import JudgePool
+
+
+class KindedTask(Protocol):
+    """What every kind's task has."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def suite(self) -> str: ...
+    @property
+    def digest(self) -> str: ...
+    @property
+    def policy(self) -> str: ...
+
+    kind: ClassVar[str]
+    trust: ClassVar[str]
+
+
+T = TypeVar("T", bound=KindedTask)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """How a task is asked and judged: the run's gate `profile`, the `edit_format`, the
+    prompt profile, the `view` of a task not shown whole, and whether a function's
+    candidate is its definitions alone."""
+
+    profile: Profile
+    edit_format: EditFormat
+    prompt_profile: str | None = None
+    view: Localized | None = None
+    definitions_only: bool = False
+
+    @classmethod
+    def under(cls, config: RunConfig, profile: Profile, view: Localized | None = None) -> Asked:
+        """How a task is asked and judged under a run's `config` and gate `profile`."""
+        return cls(
+            profile=profile,
+            edit_format=EDIT_FORMATS.get(config.edit_format or "whole"),
+            prompt_profile=config.prompt_profile,
+            view=view,
+            definitions_only=judged_by_definitions(config.prompt_profile),
+        )
+
+
+class Kind(Generic[T]):
+    """A kind of task. The class attributes describe it; the methods are what the
+    stages ask of it. A method a kind cannot answer raises a ConfigError saying
+    which command judges its tasks instead."""
+
+    name: ClassVar[str]
+    described: ClassVar[str]  # its tasks, in a message: "workspace tasks (files edited...)"
+    commands: ClassVar[str]  # the commands that take its tasks, in a message
+    defaults: ClassVar[ShapeDefaults]
+    edits: ClassVar[bool] = False  # answered in an edit format
+    interpreted: ClassVar[bool] = False  # asked through the interpreter loop, in --mode
+    takes_packages: ClassVar[bool] = False  # --packages replaces its libraries
+    measures_efficiency: ClassVar[bool] = False
+
+    def elsewhere(self, command: str, suite: str, takes: str) -> ConfigError:
+        """The error for `command`, which takes `takes`, given a suite of this kind."""
+        return ConfigError(
+            f"{command} takes {takes}; suite {suite!r} holds {self.described}: "
+            f"try them with {self.commands}"
+        )
+
+    def templates(self, config: RunConfig) -> tuple[str, ...]:
+        """The prompt templates a run's prompts are made from, under its `config`."""
+        raise NotImplementedError
+
+    def gate(self, suite: str, tasks: Sequence[T], gate: str | None) -> str:
+        """The gate profile to judge `tasks` with: `gate`, else the tasks' own."""
+        return gate or tasks[0].policy
+
+    def benchmark(self, tasks: Sequence[T]) -> bool:
+        """Whether the tasks are a benchmark's, asked with a code prompt to complete."""
+        return False
+
+    def prepare(
+        self, tasks: Sequence[T], repos: Path | None, wheels: Path | None, command: str
+    ) -> Prepared:
+        """What the tasks need before they are judged, built or found."""
+        return Prepared(None, {}, {})
+
+    def views(self, tasks: Sequence[T], config: RunConfig) -> dict[str, Localized]:
+        """What the model is shown of each task that is not shown whole, by task id."""
+        return {}
+
+    def environment(self, task: T) -> tuple[tuple[str, ...], str] | None:
+        """The packages `task` needs installed and who needs them, for `codetrial envs`."""
+        return None
+
+    def row(self, task: T) -> tuple[str, str, str]:
+        """`codetrial tasks`' row: what is asked, its tests, whether it has a reference."""
+        raise NotImplementedError
+
+    def artifacts(self, task: T, record: AttemptRecord, label: str) -> dict[str, str]:
+        """The files kept for an attempt besides its response (path -> text, below
+        the task's folder), `label` naming the attempt."""
+        raise NotImplementedError
+
+    def recorded(self, task: T) -> Mapping[str, Any]:
+        """What the manifest keeps of `task` besides its digest: manifest field -> entry."""
+        return {}
+
+    def system(self, config: RunConfig, profile: Profile) -> Message:
+        """The system message of a try, under the gate `profile` its task is judged by."""
+        raise self.elsewhere("a trial", config.suite, "tasks judged by tests")
+
+    def opening(self, task: T, asked: Asked, system: Message, continues: bool) -> list[Message]:
+        """The messages of a first try, for a backend that `continues` a reply or not."""
+        raise self.elsewhere("a trial", task.suite, "tasks judged by tests")
+
+    def respond(
+        self, pool: JudgePool, task: T, text: str, asked: Asked,
+        workspace: dict[str, str] | None = None,
+    ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
+        """The candidate in a response and its verdict to come; `workspace` is the
+        files as the try before left them."""
+        raise self.elsewhere("a trial", task.suite, "tasks judged by tests")
+
+    def repair(
+        self, task: T, asked: Asked, system: Message, previous: AttemptRecord
+    ) -> list[Message]:
+        """The next try's messages after `previous`, which has feedback."""
+        raise self.elsewhere("a trial", task.suite, "tasks judged by tests")
+
+    def check(self, pool: JudgePool, task: T, text: str, asked: Asked) -> Future[Verdict]:
+        """`text` (a file, not a model's response) judged as a run judges a response."""
+        return self.respond(pool, task, text, asked)[1]
+
+    def rejudge(
+        self, pool: JudgePool, task: T, record: AttemptRecord, asked: Asked,
+        workspace: dict[str, str] | None,
+    ) -> Future[Verdict] | None:  # fmt: skip
+        """A stored attempt judged again, or None when this kind's attempts are not."""
+        return None
+
+    def references(
+        self, pool: JudgePool, task: T, profile: Profile
+    ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
+        """The reference's verdict and the starting files' (None where there is none)."""
+        return None, None
+
+
+def output_of(record: AttemptRecord, label: str) -> dict[str, str]:
+    """An attempt's test output (its visible tests', then its hidden tests'), or what
+    stopped it before they ran."""
+    output = record.visible_output + (
+        "\n\n# hidden tests\n" + record.hidden_output if record.hidden_output else ""
+    )
+    return {f"test_output_{label}.txt": output or record.detail}
+
+
+KINDS: Registry[Kind[Any]] = Registry("kind of task")
+KINDS.declare("function", "codetrial.kinds.function")
+KINDS.declare("workspace", "codetrial.kinds.workspace")
+KINDS.declare("repository", "codetrial.kinds.repository")
+KINDS.declare("question", "codetrial.kinds.question")
+
+
+def kind_of(task: KindedTask) -> Kind[Any]:
+    return KINDS.get(task.kind)
+
+
+def suite_kind(tasks: Sequence[KindedTask], default: str = "function") -> Kind[Any]:
+    """The one kind of `tasks` (`default`'s when there are none); a ConfigError when
+    they mix kinds, which a run judges apart."""
+    names = sorted({t.kind for t in tasks})
+    if len(names) > 1:
+        raise ConfigError(
+            f"suite {tasks[0].suite!r} mixes kinds of task ({', '.join(names)}): "
+            "run each kind as a suite of its own"
+        )
+    return KINDS.get(names[0] if names else default)
+
+
+def tasks_of(kind: Kind[T], tasks: Sequence[KindedTask], command: str) -> list[T]:
+    """`tasks`, for `command`, which takes tasks of `kind` only; a ConfigError says
+    which commands take them when they are of another kind."""
+    found = suite_kind(tasks, kind.name)
+    if found is not kind:
+        raise found.elsewhere(command, tasks[0].suite, kind.described)
+    return cast(list[T], list(tasks))
+
+
+class Libraries(Protocol):
+    """A task that may import the libraries it declares."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def packages(self) -> tuple[str, ...]: ...
+
+
+def with_libraries(tasks: Sequence[Libraries], wheels: Path | None) -> Prepared:
+    """What tasks that import libraries need: the environments of those that declare
+    packages, built from `wheels` when given."""
+    libraries = environments.for_libraries({t.id: t.packages for t in tasks}, wheels)
+    return Prepared(None, libraries, libraries)
+
+
+def load_suite(
+    name: str, task_ids: list[str] | None = None, data: Path | None = None,
+    packages: Sequence[str] = (),
+) -> list[AnyTask]:  # fmt: skip
+    """A suite's tasks (see `codetrial.tasks.load_suite`); with `packages`, tasks of a
+    kind that imports libraries import those instead of their own."""
+    tasks = load_tasks(name, task_ids, data)
+    if not packages:
+        return tasks
+    kind = suite_kind(tasks)
+    if not kind.takes_packages:
+        raise ConfigError(
+            f"--packages is for function tasks and questions; suite {name!r} holds "
+            f"{kind.described}, whose environments their files declare"
+        )
+    chosen = tuple(sorted(packages))
+    return [dataclasses.replace(cast(Any, t), packages=chosen) for t in tasks]
