@@ -12,7 +12,7 @@ MODEL_15B := $(VENV)/.model-1.5b
 # The multimodal library (mtmd, for llava's chat handlers) is not built: codetrial never loads it.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-.PHONY: run test install model-1.5b lint browser patch bwrap clean
+.PHONY: run test install model-1.5b lint docs browser patch bwrap clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
 	$(BIN)/mypy
+
+# docs/commands.md is the commands' own help; tests/test_docs.py fails when it is stale.
+docs: $(STAMP)
+	$(BIN)/python -m codetrial.cli.helpdoc > docs/commands.md.new
+	mv docs/commands.md.new docs/commands.md
 
 # The report's browser test drives Debian's chromium.
 browser:

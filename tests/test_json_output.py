@@ -1,5 +1,5 @@
 """`--json`: one JSON document on standard output, the same data as the file the
-command writes, and the exit codes the README documents."""
+command writes, and the exit codes docs/run-directory.md documents."""
 
 from __future__ import annotations
 

@@ -136,15 +136,15 @@ def test_the_grid_expands_into_one_cell_per_combination_and_no_more() -> None:
     assert first.id.startswith("embedded-contracts10-seed1-")
 
 
-def test_the_example_sweep_file_is_the_nightly_grid_the_readme_shows() -> None:
+def test_the_example_sweep_file_is_the_nightly_grid_the_sweeps_page_shows() -> None:
     example = Path(__file__).parents[1] / "examples" / "nightly.toml"
     cells = load_sweep(example).cells
     assert [(c.suite, c.options["seed"], c.chains) for c in cells] == [
         ("contracts10", 1, 10), ("contracts10", 2, 10), ("contracts10", 3, 10),
         ("humaneval", 1, 40), ("humaneval", 2, 40), ("humaneval", 3, 40),
     ]  # fmt: skip
-    readme = (Path(__file__).parents[1] / "README.md").read_text()
-    assert example.read_text().split("\n[grid]", 1)[1] in readme
+    page = (Path(__file__).parents[1] / "docs" / "sweeps.md").read_text()
+    assert example.read_text().split("\n[grid]", 1)[1] in page
 
 
 def test_a_sweep_runs_every_cell_as_a_run_then_skips_them_and_shows_the_board(
