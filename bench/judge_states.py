@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 from codetrial.config import Endpoints
+from codetrial.kinds import stored_tasks
 from codetrial.models import create_backend
 from codetrial.models.batched import prompt_tokens
 from codetrial.models.embedded import EmbeddedBackend
@@ -51,7 +52,11 @@ def read(task: Task, codes: list[str], shots: int, parts: bool) -> tuple[float, 
 
 def main(run_dir: Path, shots: int, task_ids: list[str]) -> None:
     store = RunStore.open(run_dir)
-    tasks = [t for t in store.tasks() if isinstance(t, Task) and t.id in task_ids]
+    tasks = [
+        t
+        for t in stored_tasks(store.manifest.config, store.manifest.task_sha256, store.run_dir)
+        if isinstance(t, Task) and t.id in task_ids
+    ]
     found = entries(store, tasks, store.manifest.config.models[0])
     load = os.getloadavg()
     totals = dict.fromkeys(MODES, 0.0)

@@ -19,6 +19,7 @@ import pytest
 
 import codetrial
 from codetrial.interpret.answers import check
+from codetrial.kinds import stored_tasks
 from codetrial.records import Outcome
 from codetrial.store import RunStore
 from codetrial.tasks import QuestionTask
@@ -178,7 +179,11 @@ def test_stored_answers_to_questions_score_as_they_were_scored(
     monkeypatch.chdir(_laid_out("question", tmp_path))  # where the suite's recorded path leads
     store = RunStore.open(Path(RUNS, "question"))
     try:
-        questions = {t.id: t for t in store.tasks() if isinstance(t, QuestionTask)}
+        questions = {
+            t.id: t
+            for t in stored_tasks(store.manifest.config, store.manifest.task_sha256, store.run_dir)
+            if isinstance(t, QuestionTask)
+        }
         replied = [a for a in store.attempts() if a.program and a.program.reply is not None]
     finally:
         store.close()

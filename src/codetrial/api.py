@@ -29,7 +29,7 @@ from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
 from codetrial.interpret import MODES
-from codetrial.kinds import Kind, load_suite, suite_kind, tasks_of
+from codetrial.kinds import Kind, load_suite, stored_tasks, suite_kind, tasks_of
 from codetrial.kinds.function import FUNCTION
 from codetrial.models import Backend
 from codetrial.pipeline import conduct
@@ -237,7 +237,7 @@ def run(
         endpoints = server_endpoints(*(conditions.get(key) for key in SERVER_KEYS))
         with contextlib.closing(RunStore.open(run_dir)) as stored:
             config = stored.manifest.config.model_copy(update={"endpoints": endpoints})
-            tasks = stored.tasks()
+            tasks = stored_tasks(config, stored.manifest.task_sha256, run_dir)
     else:
         config, tasks = configure(suite, models, **conditions)
         if name is not None and (Path(name).name != name or name in ("", ".", "..")):

@@ -17,7 +17,7 @@ from pathlib import Path
 from codetrial.config import Limits, RunConfig
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
-from codetrial.kinds import Asked, kind_of, suite_kind
+from codetrial.kinds import Asked, kind_of, stored_tasks, suite_kind
 from codetrial.localize import Localized
 from codetrial.records import AttemptRecord, Outcome, TestResult, Verdict
 from codetrial.store import RunStore
@@ -115,7 +115,7 @@ def rerun(
 ) -> Rerun:  # fmt: skip
     """Re-judge every stored attempt that was judged (an infrastructure failure never
     reached the sandbox, so it is counted as not re-judged) and compare verdicts.
-    `tasks` are the run's, as `store.tasks()` loads them; `views` what the model was
+    `tasks` are the run's, as `stored_tasks` loads them; `views` what the model was
     shown of each repository task."""
     by_id = {t.id: t for t in tasks}
     config = store.manifest.config
@@ -177,7 +177,7 @@ def rejudge(
             )
         except ValueError as exc:
             raise ConfigError(f"invalid limit: {exc}") from exc
-        tasks = store.tasks()
+        tasks = stored_tasks(config, store.manifest.task_sha256, run_dir)
         kind = suite_kind(tasks)
         profile = get_profile(kind.gate(config.suite, tasks, gate or config.gate_profile))
         prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial rerun")

@@ -8,6 +8,7 @@ from codetrial.kinds.base import (
     KindedTask,
     kind_of,
     load_suite,
+    stored_tasks,
     suite_kind,
     tasks_of,
 )
@@ -19,6 +20,7 @@ __all__ = [
     "KindedTask",
     "kind_of",
     "load_suite",
+    "stored_tasks",
     "suite_kind",
     "tasks_of",
 ]

@@ -254,3 +254,17 @@ def load_suite(
         )
     chosen = tuple(sorted(packages))
     return [dataclasses.replace(cast(Any, t), packages=chosen) for t in tasks]
+
+
+def stored_tasks(config: RunConfig, digests: Mapping[str, str], run_dir: Path) -> list[AnyTask]:
+    """The tasks of the run stored in `run_dir` under `config`, loaded again; a
+    ConfigError when the spec or the tests of any changed since the run (`digests`:
+    task id -> its digest then), whose results hold only for what it was judged by."""
+    tasks = load_suite(config.suite, list(digests), config.data, config.packages)
+    changed = [t.id for t in tasks if t.digest != digests.get(t.id)]
+    if changed:
+        raise ConfigError(
+            f"tasks changed since {run_dir} ran: {', '.join(changed)}; its results "
+            "hold only for the tests it was judged by: start a new run"
+        )
+    return tasks

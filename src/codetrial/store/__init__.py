@@ -18,8 +18,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from codetrial.config import problem
-from codetrial.errors import ConfigError, StoreError
-from codetrial.kinds import load_suite
+from codetrial.errors import StoreError
 from codetrial.records import AttemptRecord, TaskResult
 from codetrial.store.artifacts import task_dir, write_atomic, write_attempt
 from codetrial.store.manifest import (
@@ -142,21 +141,6 @@ class RunStore:
                 "restore it from a copy of the run directory, or re-run the trial"
             )
         return cls(run_dir, manifest, _database(database, manifest, new=False))
-
-    def tasks(self) -> list[AnyTask]:
-        """The run's tasks, loaded again; a ConfigError when the spec or the tests of
-        any changed since the run, whose results hold only for what it was judged by."""
-        config = self.manifest.config
-        tasks = load_suite(
-            config.suite, list(self.manifest.task_sha256), config.data, config.packages
-        )
-        changed = [t.id for t in tasks if t.digest != self.manifest.task_sha256.get(t.id)]
-        if changed:
-            raise ConfigError(
-                f"tasks changed since {self.run_dir} ran: {', '.join(changed)}; its results "
-                "hold only for the tests it was judged by: start a new run"
-            )
-        return tasks
 
     def mark_resumed(self) -> None:
         self.manifest = self.manifest.model_copy(
