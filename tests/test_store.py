@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -70,11 +71,36 @@ def test_a_run_written_before_schema_numbers_counts_as_schema_1(run_dir: Path) -
     assert json.loads((run_dir / "manifest.json").read_text())["schema_version"] == 1
 
 
+def test_a_schema_1_run_reads_as_schema_2_and_is_written_as_it_once_resumed(
+    tmp_path: Path,
+) -> None:
+    """Schema 1 kept a repository task's patch as its attempt's code."""
+    stored = Path(__file__).parent / "fixtures" / "before" / "repository" / "stored" / "evaluate"
+    run_dir = tmp_path / "evaluate"
+    shutil.copytree(stored, run_dir)
+    with sqlite3.connect(run_dir / "trial.sqlite") as db:
+        raw = [json.loads(r) for (r,) in db.execute("SELECT record FROM attempts")]
+    assert all(r["code"] == r["raw_response"] and "patch" not in r for r in raw)
+    store = RunStore.open(run_dir)
+    assert store.manifest.schema_version == 1
+    read = store.attempts()
+    assert [(r.patch, r.code) for r in read] == [(r["code"], None) for r in raw]
+    first = read[0]
+    store.save_many([(None, first.model_copy(update={"attempt": 1}))], artifacts=False)  # type: ignore[list-item]
+    store.close()
+    assert json.loads((run_dir / "manifest.json").read_text())["schema_version"] == 2
+    again = RunStore.open(run_dir)
+    assert [(r.patch, r.code) for r in again.attempts() if r.attempt == 0] == [
+        (r.patch, r.code) for r in read
+    ]
+    again.close()
+
+
 def test_a_manifest_of_another_schema_says_which_and_what_to_do(run_dir: Path) -> None:
     _edit_manifest(run_dir, schema_version=SCHEMA_VERSION + 1, codetrial_version="9.9.9")
     message = _open_error(run_dir)
-    assert f"{run_dir / 'manifest.json'} was written by codetrial store schema 2" in message
-    assert f"reads store schema {SCHEMA_VERSION}" in message
+    assert f"{run_dir / 'manifest.json'} was written by codetrial store schema 3" in message
+    assert "reads store schemas 1, 2" in message
     assert "re-run the trial with this version" in message
     assert "(9.9.9, recorded in its manifest)" in message
 
@@ -82,7 +108,7 @@ def test_a_manifest_of_another_schema_says_which_and_what_to_do(run_dir: Path) -
 def test_a_database_of_another_schema_says_which_and_what_to_do(run_dir: Path) -> None:
     _sql(run_dir, f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     message = _open_error(run_dir)
-    assert f"{run_dir / 'trial.sqlite'} was written by codetrial store schema 2" in message
+    assert f"{run_dir / 'trial.sqlite'} was written by codetrial store schema 3" in message
     assert "re-run the trial with this version" in message
 
 

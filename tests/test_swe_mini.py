@@ -192,7 +192,7 @@ def test_run_retrieves_edits_judges_and_repairs(setup: Setup, tmp_path: Path) ->
         assert "not shown: keep this line as it is" in prompt
         assert record["test_patch"] not in prompt and record["patch"] not in prompt
         assert json.loads(record["FAIL_TO_PASS"])[0] in attempts[1]["messages"][-1]["content"]
-        assert attempts[1]["code"].startswith(f"--- a/{gold_path}\n+++ b/{gold_path}\n")
+        assert attempts[1]["patch"].startswith(f"--- a/{gold_path}\n+++ b/{gold_path}\n")
     again = setup.cli("rerun", run_dir)
     assert again.returncode == 0, again.stdout + again.stderr
 
@@ -235,14 +235,14 @@ def test_an_edit_to_an_excerpt_becomes_a_patch_of_the_whole_file(setup: Setup) -
     assert len(shown) < len(view.originals[path])
     diff = EDIT_FORMATS.get("diff")
     candidate, malformed = view.candidate(_search_replace(path, before, after), diff, None)
-    assert malformed is None and candidate.code is not None
+    assert malformed is None and candidate.patch is not None and candidate.code is None
     fixed = view.originals[path].replace(before, after)
-    assert candidate.code == changes({path: view.originals[path]}, {path: fixed})
+    assert candidate.patch == changes({path: view.originals[path]}, {path: fixed})
     marker = next(line for line in shown.splitlines() if "not shown" in line)
     dropped = _search_replace(path, marker + "\n", "")
     candidate, malformed = view.candidate(dropped, diff, None)
     assert malformed is not None and malformed.outcome is Outcome.MALFORMED_EDIT
-    assert "stands for lines not shown" in malformed.detail and candidate.code == ""
+    assert "stands for lines not shown" in malformed.detail and candidate.patch == ""
 
 
 def test_the_context_must_hold_every_try_of_a_repository_task(setup: Setup) -> None:

@@ -123,7 +123,7 @@ class Localized:
         self, response: str, edit_format: EditFormat, workspace: Mapping[str, str] | None
     ) -> tuple[Candidate, Verdict | None]:
         """The response's edit applied to the excerpts (as `workspace`, the last try,
-        left them), as a candidate whose code is the patch it makes to the whole files;
+        left them), as a candidate whose patch is what it makes of the whole files;
         with a malformed_edit verdict when it cannot be applied or expanded."""
         files, malformed = apply_edit(response, self.view, edit_format, workspace)
         whole = self.expand(files)
@@ -131,7 +131,7 @@ class Localized:
             message = f"The edit could not be applied: {whole}"
             malformed = Verdict(Outcome.MALFORMED_EDIT, gate=None, detail=message, feedback=message)
             whole = dict(self.originals)
-        return Candidate(response, changes(dict(self.originals), whole), files), malformed
+        return Candidate(response, None, files, changes(dict(self.originals), whole)), malformed
 
     def expand(self, files: Mapping[str, str]) -> dict[str, str] | str:
         """The whole files that edited excerpts stand for, each marker line replaced by

@@ -107,10 +107,10 @@ def judge_predictions(
             futures = [judged(pool, predictions[model][task.id], task) for model, task in items]
             for (model, task), future in zip(items, futures, strict=True):
                 patch = predictions[model][task.id]
+                candidate = Candidate(patch, None, patch=patch)
                 record = AttemptRecord.judged(
-                    verdict_of(future), Candidate(patch, patch), model=model, task_id=task.id,
-                    sample=0,
-                )  # fmt: skip
+                    verdict_of(future), candidate, model=model, task_id=task.id, sample=0
+                )
                 store.save(task, record)
                 progress(record)
     finally:

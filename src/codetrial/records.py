@@ -87,13 +87,16 @@ class Generation:
 
 @dataclass(frozen=True)
 class Candidate:
-    """What a response proposes. For a function task, the code extracted from it (None
-    when the response held no code); for a workspace task, `files`: the editable files
-    as the response leaves them (as they were when its edit could not be applied)."""
+    """What a response proposes, one of: for a function task (and a question), the
+    `code` extracted from it (None when the response held no code); for a workspace
+    task, `files`: the editable files as the response leaves them (as they were when
+    its edit could not be applied); for a repository task, the `patch` its edit makes
+    to the repository (beside `files`, the excerpts as it left them)."""
 
     raw: str
     code: str | None
     files: dict[str, str] | None = None
+    patch: str | None = None
 
 
 @dataclass(frozen=True)
@@ -187,8 +190,8 @@ class ProgramRecord(BaseModel):
 
 
 class AttemptRecord(BaseModel):
-    """One generation and its verdict, as stored. Attempt 0 is the first try. A
-    workspace task's attempt has `files` (see Candidate) and no `code`."""
+    """One generation and its verdict, as stored. Attempt 0 is the first try. What
+    was judged is the candidate's (see Candidate): `code`, `files` or `patch`."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -200,6 +203,7 @@ class AttemptRecord(BaseModel):
     raw_response: str
     code: str | None
     files: dict[str, str] | None = None
+    patch: str | None = None
     gate_allowed: bool | None = None
     gate_rule: str | None = None
     gate_message: str | None = None
@@ -256,6 +260,7 @@ class AttemptRecord(BaseModel):
             raw_response=candidate.raw,
             code=candidate.code,
             files=candidate.files,
+            patch=candidate.patch,
             gate_allowed=gate.allowed if gate else None,
             gate_rule=gate.rule_id if gate else None,
             gate_message=gate.message if gate else None,

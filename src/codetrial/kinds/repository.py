@@ -55,7 +55,7 @@ class RepositoryKind(Edited[RepositoryTask]):
 
     def artifacts(self, task: RepositoryTask, record: AttemptRecord, label: str) -> dict[str, str]:
         """The patch, and the task's test patch (never shown to the model) once."""
-        kept = output_of(record, label) | {f"patch_{label}.diff": record.code or ""}
+        kept = output_of(record, label) | {f"patch_{label}.diff": record.patch or ""}
         if record.attempt == 0 and record.sample == 0:
             kept["test_patch.diff"] = task.test_patch
         return kept
@@ -78,7 +78,7 @@ class RepositoryKind(Edited[RepositoryTask]):
         candidate, malformed = self._view(asked).candidate(text, asked.edit_format, workspace)
         if malformed is not None:
             return candidate, settled(malformed)
-        return candidate, judged(pool, candidate.code or "", task)
+        return candidate, judged(pool, candidate.patch or "", task)
 
     def repair(
         self, task: RepositoryTask, asked: Asked, system: Message, previous: AttemptRecord

@@ -5,6 +5,10 @@ killing the process at any moment loses at most the attempt in flight; `--resume
 picks up from what the database holds. The database carries the store schema's number
 in SQLite's `user_version`, as the manifest does in `schema_version`; 0, SQLite's
 default, marks a database written before stores carried a number.
+
+Schema 2 keeps a repository task's patch as its attempt's `patch`; schema 1 kept it as
+its `code`. A schema-1 run is read as schema 2, and when it is resumed its database
+and manifest say schema 2 from its first new attempt on.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from codetrial.errors import StoreError
 from codetrial.records import AttemptRecord, TaskResult
 from codetrial.store.artifacts import task_dir, write_atomic, write_attempt
 from codetrial.store.manifest import (
+    READABLE,
     SCHEMA_VERSION,
     Manifest,
     new_manifest,
@@ -62,7 +67,8 @@ def new_run_id(runs_dir: Path, suite: str) -> str:
 
 def _database(path: Path, manifest: Manifest, new: bool) -> sqlite3.Connection:
     """The run's database, crash-safe. A new one gets the table and this store schema's
-    number; an existing one must be of this schema, or a StoreError says what to do."""
+    number; an existing one must be of a schema this store reads, or a StoreError says
+    what to do."""
     try:
         db = sqlite3.connect(path)
     except sqlite3.DatabaseError as exc:
@@ -79,13 +85,13 @@ def _database(path: Path, manifest: Manifest, new: bool) -> sqlite3.Connection:
         db.close()
         raise _unopenable(path, exc) from exc
     found = None
-    if version not in (0, SCHEMA_VERSION):  # 0: written before stores were numbered
+    if version not in (0, *READABLE):  # 0: written before stores were numbered
         found = f"was written by codetrial store schema {version}"
     elif columns != _COLUMNS:
         found = (
             f"has the attempts columns ({', '.join(columns) or 'no table'}), not store schema "
-            f"{SCHEMA_VERSION}'s (a run written before stores were numbered counts as schema 1 "
-            "only if its layout is schema 1's)"
+            f"{SCHEMA_VERSION}'s, which are schema 1's (a run written before stores were "
+            "numbered counts as schema 1 only if its layout is schema 1's)"
         )
     if found is not None:
         db.close()
@@ -158,6 +164,8 @@ class RunStore:
         if artifacts:
             for task, record in items:
                 write_attempt(self.run_dir, task, record)
+        if self.manifest.schema_version != SCHEMA_VERSION:
+            self._upgrade()
         with self._db:
             self._db.executemany(
                 "INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -167,6 +175,13 @@ class RunStore:
                     for _, r in items
                 ],
             )  # fmt: skip
+
+    def _upgrade(self) -> None:
+        """Mark an older run as of this schema before it takes a record written in it."""
+        with self._db:
+            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        self.manifest = self.manifest.model_copy(update={"schema_version": SCHEMA_VERSION})
+        write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2))
 
     def discard(self, model: str, task_id: str) -> None:
         """Forget a model's stored attempts at a task, and their artifacts: a chain
@@ -191,7 +206,7 @@ class RunStore:
         self, model: str, task_id: str, sample: int, attempt: int, text: str
     ) -> AttemptRecord:
         try:
-            return AttemptRecord.model_validate_json(text)
+            record = AttemptRecord.model_validate_json(text)
         except ValidationError as exc:
             where = f"model {model}, task {task_id}, sample {sample}, attempt {attempt}"
             raise unreadable_run(
@@ -199,6 +214,13 @@ class RunStore:
                 f"holds an attempt that does not validate ({where}: {problem(exc)})",
                 self.manifest.codetrial_version,
             ) from exc
+        if (
+            task_id in self.manifest.repositories
+            and record.patch is None
+            and record.code is not None
+        ):
+            return record.model_copy(update={"patch": record.code, "code": None})
+        return record
 
     def task_results(self) -> list[TaskResult]:
         """One TaskResult per (model, task, sample) that has a first attempt, in

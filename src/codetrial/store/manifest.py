@@ -1,9 +1,10 @@
 """The run manifest: every condition a result depends on, written before any work.
 
 It carries the store schema: the layout of the manifest, the database and the records
-in it. This codetrial reads only runs of SCHEMA_VERSION; a run written before stores
-carried a number counts as schema 1, the layout codetrial wrote then, and an older
-layout than that is found out by the database's columns or its records' validation.
+in it. This codetrial reads runs of SCHEMA_VERSION and of the schemas in READABLE
+(see `codetrial.store` for what changed); a run written before stores carried a
+number counts as schema 1, the layout codetrial wrote then, and an older layout than
+that is found out by the database's columns or its records' validation.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from codetrial.errors import StoreError
 from codetrial.kinds import kind_of
 from codetrial.tasks import AnyTask
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE = (1, SCHEMA_VERSION)
 _NOT_A_MANIFEST = (
     "it was not written by codetrial or has been damaged; pass the folder that "
     "`codetrial run` printed, or re-run the trial"
@@ -125,7 +127,8 @@ def unreadable_run(path: Path, what: str, written_by: str) -> StoreError:
     """The error for a run this codetrial cannot read: `what` says what was found in
     `path`, `written_by` is the codetrial version recorded in the run's manifest."""
     return StoreError(
-        f"{path} {what}; this codetrial ({__version__}) reads store schema {SCHEMA_VERSION}: "
+        f"{path} {what}; this codetrial ({__version__}) reads store schemas "
+        f"{', '.join(map(str, READABLE))}: "
         "re-run the trial with this version, or use the codetrial version that wrote it "
         f"({written_by}, recorded in its manifest)"
     )
@@ -143,7 +146,7 @@ def read_manifest(path: Path) -> Manifest:
         ) from exc
     except ValueError as exc:  # not UTF-8, or not JSON
         raise StoreError(f"{path} is not JSON ({exc}): {_NOT_A_MANIFEST}") from exc
-    if isinstance(raw, dict) and (found := raw.get("schema_version", 1)) != SCHEMA_VERSION:
+    if isinstance(raw, dict) and (found := raw.get("schema_version", 1)) not in READABLE:
         written_by = str(raw.get("codetrial_version", "unknown"))
         raise unreadable_run(path, f"was written by codetrial store schema {found}", written_by)
     try:
