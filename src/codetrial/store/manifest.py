@@ -18,10 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from codetrial import __version__
 from codetrial.config import RunConfig, problem
 from codetrial.errors import StoreError
 from codetrial.tasks import AnyTask, RepositoryTask, WorkspaceTask, task_digest
+from codetrial.version import __version__
 
 SCHEMA_VERSION = 1
 _NOT_A_MANIFEST = (
