@@ -62,7 +62,7 @@ def system_of(config: RunConfig, profile: Profile, task: JudgedTask) -> Message:
     """The system message: the gate's policy for a function task, the edit format for
     a workspace or repository task."""
     if isinstance(task, WorkspaceTask | RepositoryTask):
-        return workspace_system(edit_format_of(config))
+        return workspace_system(edit_format_of(config).template)
     return system_message(profile.allowed, profile.forbidden)
 
 
