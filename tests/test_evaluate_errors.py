@@ -9,10 +9,11 @@ from pathlib import Path
 
 from codetrial.config import RunConfig
 from codetrial.errors import SandboxError
+from codetrial.executors.local import local_verdicts
 from codetrial.gate import Profile, get_profile
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.report import figures
-from codetrial.samples import judge_all, local_verdicts, read_samples
+from codetrial.samples import judge_all, read_samples
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
 from codetrial.tasks.jsonl import read_jsonl

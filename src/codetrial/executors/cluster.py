@@ -15,7 +15,7 @@ cell that came back.
 
 Samples. Each node gets one actor with a warm sandbox pool, shards of the samples
 go to whichever is free, and the verdicts come back in the samples' order, as
-`codetrial.samples.judge_all` stores them: the same verdicts a local run gives.
+`codetrial.samples.judge_all` stores them: the same verdicts the local executor gives.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import socket
 import tarfile
 import tempfile
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -44,15 +44,12 @@ from codetrial.errors import (
     Interrupted,
     StoreError,
 )
+from codetrial.executors import EXECUTORS, Cell, Cells, Runner, Sample
+from codetrial.executors.local import local_verdicts
 from codetrial.extras import require
-from codetrial.gate import get_profile
+from codetrial.gate import Profile
 from codetrial.progress import Bar, Progress, Silent
 from codetrial.records import AttemptRecord, Verdict
-from codetrial.samples import local_verdicts
-from codetrial.sweep.folder import SweepFolder
-from codetrial.sweep.local import Models, run_cell
-from codetrial.sweep.spec import Cell
-from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
 
 NODE_LOSSES = 3  # a cell whose node died this many times is recorded as failed
@@ -158,9 +155,9 @@ class CellActor:
     """Runs cells of one model on one node, the model loaded once, each in a scratch
     folder of the node that is gone once the cell's run directory has left."""
 
-    def __init__(self, queue: Any) -> None:
+    def __init__(self, queue: Any, runner: Callable[[], Runner]) -> None:
         self._queue = queue
-        self._models = Models()
+        self._runner = runner()
         for left in Path(tempfile.gettempdir()).glob(f"{_SCRATCH}*"):
             owner = left.name.removeprefix(_SCRATCH).partition("-")[0]
             if owner.isdigit() and not _alive_pid(int(owner)):
@@ -178,8 +175,8 @@ class CellActor:
             if started is not None:
                 unpack(started, runs)
             try:
-                wall_s = run_cell(cell, runs, started is not None, _Relay(self._queue, cell.id),
-                                  self._models)  # fmt: skip
+                wall_s = self._runner.run(cell, runs, started is not None,
+                                          _Relay(self._queue, cell.id))  # fmt: skip
                 status, error = "finished", ""
             except CodetrialError as exc:
                 status, error, wall_s = "failed", str(exc), 0.0
@@ -187,13 +184,8 @@ class CellActor:
             return status, error, pack(run_dir) if run_dir.exists() else b"", wall_s
 
 
-def run_cluster(
-    cells: Sequence[Cell], folder: SweepFolder, address: str, resources: dict[str, float],
-    console: Console | None, remaining: int,
-) -> None:  # fmt: skip
-    """Every cell as Ray work (see the module's docstring); `resources`: `cpus` and
-    `memory_mb` per actor, as the sweep file's [ray] table declares them; `remaining`:
-    the samples the cells have still to draw, for the progress bar."""
+def run_cluster(work: Cells, console: Console | None, address: str) -> None:
+    """Every cell as Ray work (see the module's docstring), under one progress bar."""
     ray = connect(address)
     from ray.util.queue import Queue
 
@@ -201,33 +193,33 @@ def run_cluster(
     queue = Queue(actor_options={"num_cpus": 0, "scheduling_strategy": _pinned(ray, here)})
     say = console.print if console else lambda text: None
     bar = Bar(console, heading="sweep folder") if console else None
-    work = None
+    scheduler = None
     try:
-        work = _Scheduler(ray, cells, folder, resources, queue, say)
+        scheduler = _Scheduler(ray, work, queue, say)
         with bar or contextlib.nullcontext():
             watch: Progress = bar or Silent()
-            watch.start(folder.path, remaining)
-            while work.busy():
-                work.step()
+            watch.start(work.folder.path, work.remaining)
+            while scheduler.busy():
+                scheduler.step()
                 for event in queue.get_nowait_batch(queue.qsize()):
-                    _show(event, watch, console, work)
+                    _show(event, watch, console, scheduler)
             for event in queue.get_nowait_batch(queue.qsize()):
-                _show(event, watch, console, work)
+                _show(event, watch, console, scheduler)
     except KeyboardInterrupt as exc:
         raise Interrupted("interrupted; the cells in flight will run again") from exc
     finally:
-        if work is not None:
-            work.stop()
+        if scheduler is not None:
+            scheduler.stop()
         queue.shutdown()
 
 
 def _show(event: tuple[Any, ...], watch: Progress, console: Console | None,
-          work: _Scheduler) -> None:  # fmt: skip
+          scheduler: _Scheduler) -> None:  # fmt: skip
     kind, cell_id = event[0], event[1]
     if kind == "advance":
         watch.advance(event[2])
     elif console is not None:
-        cell, node = work.placed(cell_id)
+        cell, node = scheduler.placed(cell_id)
         console.print(f"cell {cell.label} started on node {node[:12]}", highlight=False,
                       soft_wrap=True)  # fmt: skip
 
@@ -236,14 +228,14 @@ class _Scheduler:
     """Actors per (model, node), a queue of cells per model, and the cells in flight."""
 
     def __init__(
-        self, ray: ModuleType, cells: Sequence[Cell], folder: SweepFolder,
-        resources: dict[str, float], queue: Any, say: Callable[[str], object],
-    ) -> None:  # fmt: skip
-        self._ray, self._folder, self._queue, self._say = ray, folder, queue, say
+        self, ray: ModuleType, work: Cells, queue: Any, say: Callable[[str], object]
+    ) -> None:
+        self._ray, self._folder, self._queue, self._say = ray, work.folder, queue, say
+        self._runner = work.runner
         self._todo: dict[str, deque[Cell]] = {}
-        for cell in cells:
+        for cell in work.cells:
             self._todo.setdefault(cell.model, deque()).append(cell)
-        self._needs = {model: self._asks(resources, todo) for model, todo in self._todo.items()}
+        self._needs = {model: self._asks(work.resources, t) for model, t in self._todo.items()}
         self._actors: dict[tuple[str, str], Any] = {}
         self._starting: dict[Any, tuple[str, str]] = {}
         self._idle: set[tuple[str, str]] = set()
@@ -256,7 +248,7 @@ class _Scheduler:
                 raise ConfigError(self._no_room(model))
 
     @staticmethod
-    def _asks(resources: dict[str, float], todo: Sequence[Cell]) -> dict[str, float]:
+    def _asks(resources: Mapping[str, float], todo: Sequence[Cell]) -> dict[str, float]:
         cpus = resources.get("cpus") or max(int(c.options.get("workers", 1)) for c in todo)
         asks = {"num_cpus": float(cpus)}
         if resources.get("memory_mb"):
@@ -284,7 +276,7 @@ class _Scheduler:
                 continue
             actor = self._actor.options(
                 scheduling_strategy=_pinned(self._ray, node["NodeID"]), max_restarts=0, **needs
-            ).remote(self._queue)
+            ).remote(self._queue, self._runner)
             self._actors[key] = actor
             self._starting[actor.node.remote()] = key
         return bool(nodes)
@@ -375,15 +367,15 @@ class ShardActor:
     def __init__(self, limits: Limits, workers: int, unsafe_host_exec: bool) -> None:
         self._pool = JudgePool(workers, limits, unsafe_host_exec)
 
-    def judge(self, shard: list[tuple[dict[str, Any], Task, str]], profile: str) -> list[Verdict]:
-        return list(local_verdicts(shard, self._pool, get_profile(profile)))
+    def judge(self, shard: list[Sample], profile: Profile) -> list[Verdict]:
+        return list(local_verdicts(shard, self._pool, profile))
 
 
 SHARD = 64  # samples per shard: small enough to balance nodes, large enough to keep pools busy
 
 
 def cluster_verdicts(
-    items: Sequence[tuple[dict[str, Any], Task, str]], config: RunConfig, address: str
+    items: Sequence[Sample], profile: Profile, config: RunConfig, address: str
 ) -> Iterator[Verdict]:
     """Each sample's verdict, in order, judged on every node of the cluster, each node
     with a pool of `config.workers` sandboxes."""
@@ -407,7 +399,7 @@ def cluster_verdicts(
         while next_out < len(shards):
             while free and todo:
                 node, index = free.pop(), todo.popleft()
-                shard = actors[node].judge.remote(shards[index], config.gate_profile)
+                shard = actors[node].judge.remote(shards[index], profile)
                 running[shard] = (index, node)
             done, _ = ray.wait(list(running), num_returns=1, timeout=_POLL_S)
             for ref in done:
@@ -432,3 +424,22 @@ def cluster_verdicts(
     finally:
         for handle in actors.values():
             ray.kill(handle)
+
+
+class Ray:
+    """The Ray executor, on the cluster at `address` (None: "auto")."""
+
+    def __init__(self, address: str | None) -> None:
+        self.address = "auto" if address is None else address
+
+    def run_cells(self, work: Cells, console: Console | None) -> None:
+        run_cluster(work, console, self.address)
+
+    def verdicts(
+        self, samples: Sequence[Sample], profile: Profile, config: RunConfig, pool: JudgePool
+    ) -> Iterator[Verdict]:
+        """Judged on the cluster's nodes, each in a pool of its own: `pool` is not used."""
+        return cluster_verdicts(samples, profile, config, self.address)
+
+
+EXECUTORS.register("ray", Ray)
