@@ -11,7 +11,7 @@ from __future__ import annotations
 import typer
 import typer.core
 
-from codetrial.cli import app
+from codetrial.cli.app import app
 
 WIDTH = 100
 

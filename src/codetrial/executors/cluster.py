@@ -44,7 +44,7 @@ from codetrial.errors import (
     Interrupted,
     StoreError,
 )
-from codetrial.executors import EXECUTORS, Cell, Cells, Runner, Sample
+from codetrial.executors.base import EXECUTORS, Cell, Cells, Runner, Sample
 from codetrial.executors.local import local_verdicts
 from codetrial.extras import require
 from codetrial.gate import Profile

@@ -11,7 +11,7 @@ from rich.text import Text
 
 from codetrial.config import RunConfig
 from codetrial.errors import CodetrialError, Interrupted
-from codetrial.executors import EXECUTORS, Cell, Cells, Sample
+from codetrial.executors.base import EXECUTORS, Cell, Cells, Sample
 from codetrial.gate import Profile
 from codetrial.progress import Bar, Progress, Silent
 from codetrial.records import Candidate, Verdict

@@ -1,216 +1,38 @@
-"""Reports built from the store alone: results.json and a self-contained report.html."""
+"""Reports built from the store alone: results.json and a self-contained report.html
+(written by `codetrial.report.document`)."""
 
-from __future__ import annotations
-
-import difflib
-import json
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
-from typing import Any
-
-import jinja2
-
-from codetrial.config import mode_label
-from codetrial.records import Outcome, TaskResult
-from codetrial.report.charts import (
-    first_vs_repaired,
-    judge_chart,
-    outcome_breakdown,
-    pass_at_k_bars,
-    strategy_bars,
+from codetrial.report.document import (
+    EFFICIENCY,
+    JUDGE_EVAL,
+    SELECTION,
+    Figures,
+    figures,
+    render,
+    results_document,
+    write_reports,
 )
-from codetrial.report.questions import FixGain, ModePair, ModeRow, fix_gains, mode_pairs, mode_rows
-from codetrial.report.questions import images as question_images
 from codetrial.report.summary import (
     EditSummary,
     EfficiencySummary,
     ModelSummary,
-    PassAtK,
     RepositorySummary,
     cell,
-    edit_summaries,
-    efficiency_summaries,
-    matrix,
-    pass_at_k_rows,
-    repository_summaries,
     summarize,
 )
-from codetrial.store import RunStore
-from codetrial.store.artifacts import read_json, slug, write_atomic
-from codetrial.store.manifest import Manifest
-from codetrial.verdict.workspace import changes
 
-SELECTION = "selection.json"
-JUDGE_EVAL = "judge_eval.json"
-EFFICIENCY = "efficiency.json"
 __all__ = [
-    "EditSummary", "EfficiencySummary", "Figures", "ModelSummary", "RepositorySummary",
-    "cell", "figures", "summarize", "write_reports",
-]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class Figures:
-    """What the reports and the console tables show, computed once from the store."""
-
-    results: list[TaskResult]
-    rows: list[ModelSummary]
-    pass_at_k: list[PassAtK]
-    edits: list[EditSummary]
-    repositories: list[RepositorySummary]
-    efficiency: dict[str, Any]  # efficiency.json as measured ({} when it was not)
-    efficiency_rows: list[EfficiencySummary]
-    modes: list[ModeRow]  # questions only, as the next two
-    mode_pairs: list[ModePair]
-    fix_gains: list[FixGain]
-
-
-def figures(store: RunStore) -> Figures:
-    manifest = store.manifest
-    config = manifest.config
-    results = store.task_results()
-    efficiency = read_json(store.run_dir / EFFICIENCY, dict)
-    return Figures(
-        results,
-        summarize(results, config.labels),
-        pass_at_k_rows(results, config.labels, list(manifest.task_sha256)),
-        edit_summaries(
-            results,
-            config.labels,
-            edited_tasks(manifest),
-            config.edit_format or "",
-            config.repair_attempts + 1,
-        ),
-        repository_summaries(results, config.models, list(manifest.repositories)),
-        efficiency,
-        efficiency_summaries(efficiency, config.models),
-        mode_rows(results, config.labels) if config.modes else [],
-        mode_pairs(results, config.labels) if config.modes else [],
-        fix_gains(results, config.models, {
-            (model, mode): mode_label(model, mode) for model in config.models
-            for mode in config.modes
-        }),
-    )  # fmt: skip
-
-
-def edited_tasks(manifest: Manifest) -> set[str]:
-    """The tasks a model answered in an edit format: workspace tasks, and repository
-    tasks when a model was asked for the fix (not when patches came from a file)."""
-    repositories = set(manifest.repositories) if manifest.config.edit_format else set()
-    return set(manifest.workspaces) | repositories
-
-
-def render(template: str, **context: Any) -> str:
-    """A template from report/templates, escaped, failing on any missing name."""
-    environment = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(resources.files("codetrial.report") / "templates")),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    return environment.get_template(template).render(**context)
-
-
-def _diff(before: str | None, after: str | None) -> str:
-    lines = difflib.unified_diff(
-        (before or "").splitlines(), (after or "").splitlines(), "first", "repaired", lineterm=""
-    )
-    return "\n".join(lines)
-
-
-def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
-    manifest = store.manifest
-    models = manifest.config.labels
-    results, rows, pass_at_k = figures.results, figures.rows, figures.pass_at_k
-    outcomes = [o.value for o in Outcome]
-    breakdown = {
-        m: {o: sum(r.first.outcome.value == o for r in results if r.model == m) for o in outcomes}
-        for m in models
-    }
-    task_ids = list(manifest.task_sha256)
-    selection = read_json(store.run_dir / SELECTION, list)
-    judge_eval = read_json(store.run_dir / JUDGE_EVAL, list)
-    return {
-        "selection": [{**s, "chart": strategy_bars(s["strategies"])} for s in selection],
-        "judge_eval": [{**j, "chart": judge_chart(j)} for j in judge_eval],
-        "manifest": manifest,
-        "unsafe": manifest.config.unsafe_host_exec,
-        "conditions": json.loads(manifest.model_dump_json()),
-        "rows": rows,
-        "chart": first_vs_repaired(rows) if rows else "",
-        "outcomes": outcomes,
-        "breakdown": breakdown,
-        "models": models,
-        "matrix": matrix(results, models, task_ids),
-        "pass_at_k": pass_at_k,
-        "pass_at_k_chart": pass_at_k_bars(pass_at_k) if pass_at_k else "",
-        "outcome_chart": outcome_breakdown(breakdown) if results else "",
-        "results": [r for r in results if r.sample == 0],
-        "edits": figures.edits,
-        "repositories": figures.repositories,
-        "repository_ids": set(manifest.repositories),
-        "efficiency": figures.efficiency,
-        "efficiency_rows": figures.efficiency_rows,
-        "workspaces": manifest.workspaces,
-        "trust": manifest.trust,
-        "cell": cell,
-        "slug": slug,
-        "diff": _diff,
-        "changes": changes,
-        "modes": figures.modes,
-        "mode_pairs": figures.mode_pairs,
-        "fix_gains": figures.fix_gains,
-        "images": (lambda result: question_images(store.run_dir, result)),
-    }
-
-
-def build(store: RunStore, figures: Figures) -> Path:
-    """Render report.html into the run directory and return its path."""
-    html = render("report.html.j2", **_context(store, figures))
-    path = store.run_dir / "report.html"
-    write_atomic(path, html)
-    return path
-
-
-def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
-    """What results.json holds: the manifest, the summary rows and every task's attempts."""
-    return {
-        "manifest": json.loads(store.manifest.model_dump_json()),
-        "summary": [row.as_dict() for row in figures.rows],
-        "pass_at_k": [row.as_dict() for row in figures.pass_at_k],
-        "edits": [row.as_dict() for row in figures.edits],
-        "repositories": [row.as_dict() for row in figures.repositories],
-        "efficiency": {
-            **figures.efficiency,
-            "summary": [row.as_dict() for row in figures.efficiency_rows],
-        }
-        if figures.efficiency
-        else None,
-        "questions": {
-            "modes": [row.as_dict() for row in figures.modes],
-            "pairs": [pair.as_dict() for pair in figures.mode_pairs],
-            "fix_gains": [gain.as_dict() for gain in figures.fix_gains],
-        }
-        if figures.modes
-        else None,
-        "tasks": [
-            {
-                "model": r.model,
-                "task_id": r.task_id,
-                "sample": r.sample,
-                "first_passed": r.first.passed,
-                "passed_after_repair": r.passed_after_repair,
-                "attempts": [a.model_dump(mode="json") for a in (r.first, *r.repairs)],
-            }
-            for r in figures.results
-        ],
-    }
-
-
-def write_reports(store: RunStore, computed: Figures | None = None) -> Path:
-    """results.json and report.html; `computed` saves recomputing what the caller has."""
-    computed = computed or figures(store)
-    write_atomic(
-        store.run_dir / "results.json", json.dumps(results_document(store, computed), indent=2)
-    )
-    return build(store, computed)
+    "EFFICIENCY",
+    "JUDGE_EVAL",
+    "SELECTION",
+    "EditSummary",
+    "EfficiencySummary",
+    "Figures",
+    "ModelSummary",
+    "RepositorySummary",
+    "cell",
+    "figures",
+    "render",
+    "results_document",
+    "summarize",
+    "write_reports",
+]

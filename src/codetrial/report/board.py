@@ -22,8 +22,8 @@ from pathlib import Path
 
 from codetrial.errors import ConfigError, StoreError
 from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
-from codetrial.report import render
 from codetrial.report.charts import shown_size, size_vs_score
+from codetrial.report.document import render
 from codetrial.runs import find_runs
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic

@@ -8,7 +8,7 @@ from pathlib import Path
 from codetrial.errors import ConfigError
 from codetrial.metrics import mcnemar_exact
 from codetrial.records import TaskResult
-from codetrial.report import render
+from codetrial.report.document import render
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from codetrial.selection import Need
+from codetrial.selection.strategies import Need
 from codetrial.store.artifacts import read_json, write_atomic
 
 COSTS = "costs.json"

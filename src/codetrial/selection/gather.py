@@ -24,13 +24,14 @@ from codetrial.models import Backend, create_backend
 from codetrial.models.base import ReadsStates
 from codetrial.progress import Steps, quietly
 from codetrial.records import GenerationOptions
-from codetrial.selection import Need, TaskPool, needs, trained
 from codetrial.selection import learned as ranking
+from codetrial.selection import trained
 from codetrial.selection.costs import Cost, Overhead, Step, per_item, timed
 from codetrial.selection.evidence import Entry, execute
 from codetrial.selection.generated import load_generated_tests, runs_as_one, write_tests
 from codetrial.selection.judging import judge_entries
 from codetrial.selection.pools import build, chosen_tasks, entries
+from codetrial.selection.strategies import Need, TaskPool, needs
 from codetrial.selection.subsets import cost
 from codetrial.store import RunStore
 from codetrial.store.artifacts import read_json, slug, write_atomic

@@ -22,7 +22,7 @@ import numpy as np
 
 from codetrial.errors import ConfigError
 from codetrial.extras import require
-from codetrial.selection import TaskPool, codet, consensus
+from codetrial.selection.strategies import TaskPool, codet, consensus
 from codetrial.syntax import parse
 
 OUTCOMES = (

@@ -17,8 +17,8 @@ from codetrial.errors import ConfigError
 from codetrial.progress import Steps
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.report import JUDGE_EVAL
-from codetrial.selection import StrategyResult, TaskPool, compare_strategies, trained
 from codetrial.selection import learned as ranking
+from codetrial.selection import trained
 from codetrial.selection.evidence import Entry
 from codetrial.selection.gather import States, TestSource, gather, judged, shows_states, states
 from codetrial.selection.judging import (
@@ -31,6 +31,7 @@ from codetrial.selection.judging import (
     task_auc,
 )
 from codetrial.selection.pools import chosen_tasks, entries
+from codetrial.selection.strategies import StrategyResult, TaskPool, compare_strategies
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 

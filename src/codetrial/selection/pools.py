@@ -9,9 +9,9 @@ from collections.abc import Collection, Mapping, Sequence
 from codetrial.errors import ConfigError
 from codetrial.kinds import stored_tasks, tasks_of
 from codetrial.kinds.function import FUNCTION
-from codetrial.selection import PoolCandidate, TaskPool
 from codetrial.selection.evidence import Entry, Execution
 from codetrial.selection.learned import Signals
+from codetrial.selection.strategies import PoolCandidate, TaskPool
 from codetrial.store import RunStore
 from codetrial.tasks import Task
 

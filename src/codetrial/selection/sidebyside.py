@@ -16,7 +16,10 @@ from codetrial.errors import ConfigError
 from codetrial.progress import Steps, quietly
 from codetrial.prompts import SELECTION_TEMPLATES, template_hashes
 from codetrial.report import SELECTION
-from codetrial.selection import (
+from codetrial.selection import learned as ranking
+from codetrial.selection.gather import TestSource, gather
+from codetrial.selection.pools import chosen_tasks
+from codetrial.selection.strategies import (
     STRATEGIES,
     Need,
     StrategyResult,
@@ -25,9 +28,6 @@ from codetrial.selection import (
     named,
     needs,
 )
-from codetrial.selection import learned as ranking
-from codetrial.selection.gather import TestSource, gather
-from codetrial.selection.pools import chosen_tasks
 from codetrial.selection.subsets import Arm, Baseline, arms, baseline
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic

@@ -23,11 +23,18 @@ from typing import Any
 
 from codetrial.errors import ConfigError
 from codetrial.metrics import Estimate, bootstrap
-from codetrial.selection import REFERENCES, StrategyResult, TaskPool, compared, named, paired_p
-from codetrial.selection import select_pass_at_1 as picked
 from codetrial.selection.costs import Cost, Overhead
 from codetrial.selection.evidence import Entry
 from codetrial.selection.pools import chosen_tasks, entries
+from codetrial.selection.strategies import (
+    REFERENCES,
+    StrategyResult,
+    TaskPool,
+    compared,
+    named,
+    paired_p,
+)
+from codetrial.selection.strategies import select_pass_at_1 as picked
 from codetrial.store import RunStore
 
 SEED = 0
