@@ -34,7 +34,7 @@ from pathlib import Path
 from bench.samples import write_samples
 from codetrial.config import Limits
 from codetrial.samples import read_samples
-from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
 from codetrial.tasks import Task, load_suite
 from codetrial.tasks.jsonl import read_jsonl
 
@@ -80,7 +80,7 @@ def fresh_processes(samples: Path, tasks: list[Task], workers: int = 2) -> float
     }
     runnable = [program for _, program in sorted(programs) if _parses(program)]
     limits = Limits()
-    sandboxes = [open_sandbox(limits) for _ in range(workers)]
+    sandboxes = [open_sandbox(SandboxPolicy(limits)) for _ in range(workers)]
 
     def load(share: tuple[Sandbox, list[str]]) -> None:
         sandbox, mine = share

@@ -25,7 +25,7 @@ from pathlib import Path
 from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Outcome
-from codetrial.sandbox import open_sandbox
+from codetrial.sandbox import SandboxPolicy, open_sandbox
 from codetrial.sandbox.launch import interpreter
 from codetrial.tasks import load_folder
 from codetrial.verdict import judge
@@ -61,7 +61,7 @@ def main(runs: int) -> None:
     (folder / "candidate.py").write_text(CODE)
     (folder / "test_f.py").write_text(TEST)
     limits = Limits()
-    sandbox = open_sandbox(limits)
+    sandbox = open_sandbox(SandboxPolicy(limits))
     profile = get_profile("builtins-only")
 
     def bare() -> None:

@@ -12,7 +12,7 @@ from codetrial.config import Limits
 from codetrial.errors import BackendRefused
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Verdict
-from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
 from codetrial.tasks import Task, load_folder, load_suite
 from codetrial.verdict import judge
 
@@ -99,7 +99,7 @@ def contracts10() -> dict[str, Task]:
 
 @pytest.fixture(scope="session")
 def sandbox() -> Iterator[Sandbox]:
-    sandbox = open_sandbox(FAST_LIMITS)
+    sandbox = open_sandbox(SandboxPolicy(FAST_LIMITS))
     yield sandbox
     sandbox.close()
 

@@ -30,7 +30,7 @@ import codetrial
 from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Outcome, Verdict
-from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
 from codetrial.sandbox.cgroup import Cgroup
 from codetrial.tasks import Task, load_folder
 from codetrial.tasks.workspace import load_exercise
@@ -98,7 +98,7 @@ def canaries(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Canaries]:
 
 @pytest.fixture(scope="module")
 def sandbox() -> Iterator[Sandbox]:
-    box = open_sandbox(LIMITS)
+    box = open_sandbox(SandboxPolicy(LIMITS))
     yield box
     box.close()
 
@@ -387,9 +387,9 @@ def test_a_cgroup_kills_what_outgrows_its_memory_limit() -> None:
 REAPER = """
 import ctypes, os, signal, sys
 from codetrial.config import Limits
-from codetrial.sandbox import open_sandbox
+from codetrial.sandbox import SandboxPolicy, open_sandbox
 ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: orphans come to us
-box = open_sandbox(Limits(timeout_s=2, cpu_s=1))
+box = open_sandbox(SandboxPolicy(Limits(timeout_s=2, cpu_s=1)))
 with box.session("def f():\\n    return 1\\n") as session:
     assert session.call("f", [], {}) == 1
 box.close()

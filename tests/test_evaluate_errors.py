@@ -14,6 +14,7 @@ from codetrial.gate import Profile, get_profile
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.report import figures
 from codetrial.samples import judge_all, read_samples
+from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
 from codetrial.tasks.jsonl import read_jsonl
@@ -29,7 +30,7 @@ class _SandboxFailsFor(JudgePool):
     program's verdict future holds a SandboxError, as the pool's would."""
 
     def __init__(self, program: str) -> None:
-        super().__init__(1, FAST_LIMITS)
+        super().__init__(1, SandboxPolicy(FAST_LIMITS))
         self._program = program
 
     def submit(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:

@@ -18,7 +18,7 @@ from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
 from codetrial.kinds import suite_kind
 from codetrial.records import Candidate, Outcome
-from codetrial.sandbox import Mounts, Sandbox, Stop, open_sandbox
+from codetrial.sandbox import Mounts, Sandbox, SandboxPolicy, Stop, open_sandbox
 from codetrial.tasks import load_suite
 from codetrial.tasks.questions import DATA_PACKAGES
 from codetrial.verdict.pool import JudgePool
@@ -41,12 +41,25 @@ def data_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def libraries(environment: environments.Environment, data_file: Path) -> Iterator[Sandbox]:
-    mounts = Mounts(packages=(environment.path,), preload=environment.preload, inputs=(data_file,))
-    sandbox = open_sandbox(Limits(timeout_s=20, cpu_s=10, memory_mb=1024), mounts=mounts)
+    given = SandboxPolicy(Limits(timeout_s=20, cpu_s=10, memory_mb=1024),
+                          mounts=Mounts(inputs=(data_file,)))  # fmt: skip
+    mounts = Mounts(packages=(environment.path,), preload=environment.preload)
+    sandbox = open_sandbox(given.with_mounts(mounts))
     try:
         yield sandbox
     finally:
         sandbox.close()
+
+
+def test_a_derived_policy_keeps_what_it_was_given_and_mounts_each_path_once(
+    data_file: Path, tmp_path: Path
+) -> None:
+    given = SandboxPolicy(Limits(), True, Mounts(folders=(tmp_path,), inputs=(data_file,)))
+    derived = given.with_mounts(Mounts(folders=(tmp_path / "env", tmp_path), preload=("json",)))
+    assert given.mounts == Mounts(folders=(tmp_path,), inputs=(data_file,))
+    assert derived == SandboxPolicy(
+        Limits(), True, Mounts((tmp_path, tmp_path / "env"), (), ("json",), (data_file,))
+    )
 
 
 def run(sandbox: Sandbox, code: str):  # type: ignore[no-untyped-def]
@@ -116,7 +129,7 @@ def test_a_library_task_is_judged_with_its_libraries() -> None:
     prepared = suite_kind(list(tasks.values())).prepare(
         list(tasks.values()), None, DATA_WHEELS, "test"
     )
-    pool = JudgePool(1, Limits(timeout_s=20, cpu_s=10), libraries=prepared.libraries)
+    pool = JudgePool(1, SandboxPolicy(Limits(timeout_s=20, cpu_s=10)), libraries=prepared.libraries)
     profile = get_profile("builtins-only")
     try:
         allowed = pool.profile_for(group, profile)

@@ -19,6 +19,7 @@ from codetrial.prompts import system_message, template_hashes
 from codetrial.records import Generation, GenerationOptions, Message, Outcome, Visibility
 from codetrial.report import summarize, write_reports
 from codetrial.report.summary import pass_at_k_rows
+from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
@@ -57,7 +58,7 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str
     config = RunConfig(models=["scripted"], limits=Limits(timeout_s=10, cpu_s=2))
     backend = ScriptedBackend(_script(contracts10))
     profile = get_profile(config.gate_profile)
-    pool = JudgePool(2, config.limits)
+    pool = JudgePool(2, SandboxPolicy.of(config))
     tasks = list(contracts10.values())
     system = system_message(profile.allowed, profile.forbidden)
     manifest = new_manifest(
@@ -150,7 +151,7 @@ def test_backend_failure_is_infra_not_model(tmp_path: Path, contracts10) -> None
     task = contracts10["palindrome"]
     manifest = new_manifest("r2", config, [task], {}, {}, "", "bwrap")
     store = RunStore.create(tmp_path / "r2", manifest)
-    pool = JudgePool(1, config.limits)
+    pool = JudgePool(1, SandboxPolicy.of(config))
     (result,) = run_trial(Trial(config, profile, pool, store), [task], [backend],
                           lambda r: None)  # fmt: skip
     pool.close()
@@ -183,7 +184,7 @@ def test_samples_give_pass_at_k_with_intervals(tmp_path: Path, contracts10) -> N
     backend = ScriptedBackend(script)
     manifest = new_manifest("r3", config, tasks, {}, {}, "", "bwrap")
     store = RunStore.create(tmp_path / "r3", manifest)
-    pool = JudgePool(config.workers, config.limits)
+    pool = JudgePool(config.workers, SandboxPolicy.of(config))
     results = run_trial(Trial(config, get_profile("builtins-only"), pool, store), tasks,
                         [backend], lambda r: None)  # fmt: skip
     pool.close()
@@ -201,7 +202,7 @@ def test_an_interrupt_during_a_generation_stores_what_was_judged(
     """The model writes the next candidate while the last is judged: an interrupt then
     still stores the verdicts that came in, so a resumed run need not draw them again."""
     tasks = [contracts10["palindrome"], contracts10["two_sum"]]
-    pool = JudgePool(1, Limits())
+    pool = JudgePool(1, SandboxPolicy(Limits()))
 
     class Interrupted(ScriptedBackend):
         def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:

@@ -16,6 +16,7 @@ from codetrial.config import Limits
 from codetrial.errors import RepositoryError, TaskFormatError
 from codetrial.kinds.repository import REPOSITORY, judged
 from codetrial.records import Outcome, Verdict, group_counts
+from codetrial.sandbox import SandboxPolicy
 from codetrial.tasks import load_suite
 from codetrial.tasks.repository import RepositoryTask
 from codetrial.verdict.pool import JudgePool
@@ -98,7 +99,7 @@ def calc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RepositoryT
     with pytest.MonkeyPatch.context() as patched:
         patched.setenv("CODETRIAL_CACHE", str(folder / "cache"))
         repositories = REPOSITORY.prepare([task], folder / "repos", SWE_WHEELS, "test").repositories
-    pool = JudgePool(2, Limits(timeout_s=60, cpu_s=60), repositories=repositories)
+    pool = JudgePool(2, SandboxPolicy(Limits(timeout_s=60, cpu_s=60)), repositories=repositories)
     yield task, pool
     pool.close()
 

@@ -13,6 +13,7 @@ from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.metrics import mcnemar_exact
 from codetrial.records import AttemptRecord, Outcome
+from codetrial.sandbox import SandboxPolicy
 from codetrial.selection import (
     Need,
     PoolCandidate,
@@ -113,7 +114,8 @@ def test_cached_executions_are_not_reused_for_other_tests(add_task: Task, tmp_pa
         outcome=Outcome.PASSED,
     )  # fmt: skip
     entry = Entry(add_task, record)
-    pool, cache = JudgePool(1, Limits(timeout_s=3, cpu_s=1)), tmp_path / "executions.json"
+    pool = JudgePool(1, SandboxPolicy(Limits(timeout_s=3, cpu_s=1)))
+    cache = tmp_path / "executions.json"
     try:
         for tests in (
             ["assert add(1, 2) == 3"],
@@ -129,7 +131,7 @@ def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:
     """Tests a model wrote are as untrusted as its code: they run beside the candidate,
     each within its CPU time. A test that takes the process down, or a candidate that
     spends the whole budget, voids the candidate's results, as in CodeT."""
-    pool = JudgePool(1, Limits(timeout_s=3, cpu_s=1))
+    pool = JudgePool(1, SandboxPolicy(Limits(timeout_s=3, cpu_s=1)))
     code = (
         "class Oops(Exception):\n"
         "    pass\n"

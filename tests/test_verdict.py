@@ -5,7 +5,7 @@ from __future__ import annotations
 from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.records import Candidate, Outcome, TestResult, Visibility
-from codetrial.sandbox import Stop, open_sandbox
+from codetrial.sandbox import SandboxPolicy, Stop, open_sandbox
 from codetrial.tasks import Task, load_folder
 from codetrial.verdict import classify
 from codetrial.verdict.pool import JudgePool
@@ -137,7 +137,7 @@ def test_a_program_is_judged_once_per_task(add_task: Task) -> None:
     """A program that passes or fails by chance: repeated, it keeps its first verdict;
     the same behaviour in forty different texts draws forty verdicts."""
     coin = "import random\n\ndef add(a, b):\n    return a + b if random.random() < 0.5 else 0\n"
-    pool = JudgePool(2, FAST_LIMITS)
+    pool = JudgePool(2, SandboxPolicy(FAST_LIMITS))
     try:
         profile = get_profile("off")
         repeated = [pool.submit(Candidate(coin, coin), add_task, profile) for _ in range(20)]
@@ -154,7 +154,7 @@ def test_strings_hash_alike_in_every_sandbox_so_set_order_never_moves_a_verdict(
     order = "def order():\n    return ''.join({'alpha', 'beta', 'gamma', 'delta', 'eps', 'zeta'})\n"
     seen = set()
     for unsafe in (False, False, True):
-        fresh = open_sandbox(FAST_LIMITS, unsafe)
+        fresh = open_sandbox(SandboxPolicy(FAST_LIMITS, unsafe))
         try:
             with fresh.session(order) as session:
                 seen.add(session.call("order", [], {}))

@@ -17,7 +17,7 @@ from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import TaskFormatError
 from codetrial.records import AttemptRecord, Outcome, TaskResult, Visibility
 from codetrial.report.summary import edit_summaries
-from codetrial.sandbox import Sandbox, open_sandbox
+from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask, load_exercism
 from codetrial.verdict.workspace import apply_edit, expected_tests, judge_workspace, trimmed
@@ -33,7 +33,7 @@ def exercises() -> dict[str, WorkspaceTask]:
 
 @pytest.fixture(scope="module")
 def box() -> Iterator[Sandbox]:
-    sandbox = open_sandbox(LIMITS)
+    sandbox = open_sandbox(SandboxPolicy(LIMITS))
     yield sandbox
     sandbox.close()
 

@@ -20,6 +20,7 @@ from codetrial.gate import get_profile
 from codetrial.models import ScriptedBackend
 from codetrial.pipeline import Trial, run_trial
 from codetrial.records import Outcome
+from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest
 from codetrial.tasks import WorkspaceTask
 from codetrial.tasks.workspace import load_exercism
@@ -156,7 +157,7 @@ def test_the_model_sees_the_files_and_the_test_output_never_the_tests(
                                "Fix the code in react.py ": [replay(task, "whole")]})  # fmt: skip
     config = RunConfig(models=["scripted"], suite="polyglot-python", edit_format="whole",
                        gate_profile="off", limits=Limits(timeout_s=30, cpu_s=10))  # fmt: skip
-    pool = JudgePool(1, config.limits)
+    pool = JudgePool(1, SandboxPolicy.of(config))
     store = RunStore.create(tmp_path / "run", new_manifest("r", config, [task], {}, {}, "", ""))
     trial = Trial(config, get_profile("off"), pool, store)
     try:
@@ -258,7 +259,7 @@ def test_a_third_try_continues_the_same_conversation(
     config = RunConfig(models=["scripted"], suite="polyglot-python", edit_format="whole",
                        gate_profile="off", repair_attempts=2,
                        limits=Limits(timeout_s=30, cpu_s=10))  # fmt: skip
-    pool = JudgePool(1, config.limits)
+    pool = JudgePool(1, SandboxPolicy.of(config))
     store = RunStore.create(tmp_path / "run", new_manifest("r", config, [task], {}, {}, "", ""))
     try:
         (result,) = run_trial(Trial(config, get_profile("off"), pool, store), [task], [backend],

@@ -41,6 +41,7 @@ from codetrial.report.compare import Comparison, write_comparison
 from codetrial.report.compare import compare as compare_stores
 from codetrial.runs import Run
 from codetrial.samples import CPU_S, TIMEOUT_S, SamplesJob, judge_samples, prompt_map
+from codetrial.sandbox import SandboxPolicy
 from codetrial.selection.gather import TestSource
 from codetrial.selection.sidebyside import ModelSelection, side_by_side, strategy_names
 from codetrial.store import RunStore, new_run_id
@@ -235,7 +236,7 @@ def run(
     if resume is not None:
         run_dir = Path(resume)
         endpoints = server_endpoints(*(conditions.get(key) for key in SERVER_KEYS))
-        with contextlib.closing(RunStore.open(run_dir)) as stored:
+        with RunStore.open(run_dir) as stored:
             config = stored.manifest.config.model_copy(update={"endpoints": endpoints})
             tasks = stored_tasks(config, stored.manifest.task_sha256, run_dir)
     else:
@@ -367,7 +368,7 @@ class Judge:
         defaults = FUNCTION.defaults
         limits = Limits.validated(defaults.timeout_s if timeout is None else timeout, cpu_time)
         self._gate = gate
-        self._pool = JudgePool(workers, limits, unsafe_host_exec)
+        self._pool = JudgePool(workers, SandboxPolicy(limits, unsafe_host_exec))
 
     def __enter__(self) -> Judge:
         return self
@@ -443,7 +444,7 @@ def select(
     source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None, test_model,
                         test_samples)  # fmt: skip
     shown = steps(plain_console(stderr=True)) if progress else quietly
-    with contextlib.closing(RunStore.open(stored.path)) as store:
+    with RunStore.open(stored.path) as store:
         baseline = against.path if isinstance(against, Run) else against
         found = side_by_side(
             store, names, source, judge_model, shots, ranker, workers, shown, trained_judge,
@@ -459,10 +460,7 @@ def compare(
     """Run B against run A on the tasks both finished: per-task changes of the first
     attempt, and an exact McNemar test; the HTML page written to `out` if given."""
     paths = [r.path if isinstance(r, Run) else Path(r) for r in (run_a, run_b)]
-    with (
-        contextlib.closing(RunStore.open(paths[0])) as a,
-        contextlib.closing(RunStore.open(paths[1])) as b,
-    ):
+    with RunStore.open(paths[0]) as a, RunStore.open(paths[1]) as b:
         comparison = compare_stores(a, b)
     if out is not None:
         write_comparison(comparison, out)

@@ -19,6 +19,7 @@ from codetrial.kinds import Asked, kind_of, suite_kind
 from codetrial.kinds.question import QUESTION
 from codetrial.prompts import judged_by_definitions, prompt_profile_for
 from codetrial.records import Outcome, Verdict
+from codetrial.sandbox import SandboxPolicy
 from codetrial.tasks import AnyTask, QuestionTask, load_suite
 from codetrial.verdict.pool import JudgePool, verdict_of
 
@@ -53,13 +54,15 @@ class Checked:
         return passes and (self.start is None or self.start.outcome is not Outcome.PASSED)
 
 
-def _limits(tasks: Sequence[AnyTask], where: Where) -> Limits:
-    """The limits a run of `tasks` defaults to, with the --timeout given."""
+def _policy(tasks: Sequence[AnyTask], where: Where) -> SandboxPolicy:
+    """The sandbox policy of `where`, under the limits a run of `tasks` defaults to,
+    with the --timeout given."""
     defaults = suite_kind(tasks).defaults
-    return Limits.validated(
+    limits = Limits.validated(
         defaults.timeout_s if where.timeout is None else where.timeout,
         scratch_mb=defaults.scratch_mb,
     )
+    return SandboxPolicy(limits, where.unsafe_host_exec)
 
 
 @contextlib.contextmanager
@@ -70,14 +73,9 @@ def _judging(
     kind = suite_kind(tasks)
     profile = get_profile(kind.gate(where.suite, tasks, where.gate))
     prepared = kind.prepare(tasks, where.repos, where.wheels, "codetrial check")
-    pool = JudgePool(
-        where.workers, _limits(tasks, where), where.unsafe_host_exec, prepared.repositories,
-        prepared.libraries,
-    )  # fmt: skip
-    try:
+    policy = _policy(tasks, where)
+    with JudgePool(where.workers, policy, prepared.repositories, prepared.libraries) as pool:
         yield tasks, profile, pool
-    finally:
-        pool.close()
 
 
 def check_file(
@@ -117,8 +115,7 @@ def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, 
     environment = QUESTION.prepare(questions, None, where.wheels, "codetrial check").libraries[
         questions[0].id
     ]
-    limits = _limits(questions, where)
-    with question_sandbox(questions, environment, limits, where.unsafe_host_exec) as sandbox:
+    with question_sandbox(questions, environment, _policy(questions, where)) as sandbox:
         checked = [
             Checked(c.task_id, Verdict(Outcome.PASSED if c.correct else Outcome.FAILED,
                                        gate=None, detail=c.why), None)

@@ -44,6 +44,7 @@ from codetrial.records import (
 )
 from codetrial.repair import needs_repair
 from codetrial.runs import Run
+from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest
 from codetrial.store.manifest import with_environments
 from codetrial.tasks import AnyTask, JudgedTask, QuestionTask, Task
@@ -261,6 +262,7 @@ def conduct(
     unreachable model (BackendUnavailable) or an interrupt stops the run resumably,
     with the command that resumes it."""
     profile = get_profile(config.gate_profile)
+    policy = SandboxPolicy.of(config)
     kind = suite_kind(tasks)
     prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial run")
     shown = kind.views(tasks, config)
@@ -269,19 +271,15 @@ def conduct(
         if kind.interpreted:
             questions = cast(list[QuestionTask], tasks)
             environment = prepared.libraries[questions[0].id]
-            sandbox = resources.enter_context(question_sandbox(
-                questions, environment, config.limits, config.unsafe_host_exec
-            ))  # fmt: skip
+            sandbox = resources.enter_context(question_sandbox(questions, environment, policy))
             if profile.rules:
                 profile = profile.allowing(environment.modules)
             isolation, system = sandbox.isolation, interpret_system(environment.modules)
             bwrap = sandbox.bwrap.as_dict() if sandbox.bwrap else {}
         else:
-            pool = JudgePool(
-                config.workers, config.limits, config.unsafe_host_exec, prepared.repositories,
-                prepared.libraries,
-            )  # fmt: skip
-            resources.callback(pool.close)
+            pool = resources.enter_context(
+                JudgePool(config.workers, policy, prepared.repositories, prepared.libraries)
+            )
             isolation, bwrap = pool.isolation, pool.bwrap
             system = kind.system(config, pool.profile_for(tasks[0], profile))
         if resume:
@@ -297,7 +295,7 @@ def conduct(
             store = RunStore.create(
                 run_dir, with_environments(manifest, prepared.environments, notes)
             )
-        resources.callback(store.close)
+        resources.enter_context(store)
         progress.start(store.run_dir, len(tasks) * len(config.labels) * config.samples)
         resume_with = f"codetrial run --resume {store.run_dir}"
         try:

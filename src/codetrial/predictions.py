@@ -8,7 +8,6 @@ predicted one attempt. Instances it did not predict are counted, not judged.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from codetrial.errors import TaskFormatError
 from codetrial.kinds import tasks_of
 from codetrial.kinds.repository import REPOSITORY, judged
 from codetrial.records import AttemptRecord, Candidate
+from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.manifest import with_environments
 from codetrial.tasks import RepositoryTask, load_suite
@@ -92,15 +92,14 @@ def judge_predictions(
             "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY.defaults.scratch_mb),
         }
     )
-    pool = JudgePool(job.workers, config.limits, job.unsafe_host_exec, prepared.repositories)
-    try:
+    with JudgePool(job.workers, SandboxPolicy.of(config), prepared.repositories) as pool:
         source = {model: job.predictions.source for model in predictions}
         manifest = new_manifest(
             new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "",
             pool.isolation, pool.bwrap,
         )  # fmt: skip
         recorded = with_environments(manifest, prepared.environments)
-        with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, recorded)) as store:
+        with RunStore.create(job.runs_dir / manifest.run_id, recorded) as store:
             items = [(model, task) for model in sorted(predictions) for task in tasks
                      if task.id in predictions[model]]  # fmt: skip
             announce(store.run_dir, len(items))
@@ -113,6 +112,4 @@ def judge_predictions(
                 )
                 store.save(task, record)
                 progress(record)
-    finally:
-        pool.close()
     return store.run_dir

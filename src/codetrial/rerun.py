@@ -20,6 +20,7 @@ from codetrial.gate import Profile, get_profile
 from codetrial.kinds import Asked, kind_of, stored_tasks, suite_kind
 from codetrial.localize import Localized
 from codetrial.records import AttemptRecord, Outcome, TestResult, Verdict
+from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore
 from codetrial.tasks import AnyTask
 from codetrial.verdict.pool import JudgePool, verdict_of
@@ -166,8 +167,7 @@ def rejudge(
 ) -> Rerun:  # fmt: skip
     """`rerun` on a run directory, under its recorded limits and gate unless some are
     given here."""
-    store = RunStore.open(run_dir)
-    try:
+    with RunStore.open(run_dir) as store:
         config = store.manifest.config
         overrides = {"timeout_s": timeout, "cpu_s": cpu_time, "memory_mb": memory_mb}
         try:
@@ -182,12 +182,6 @@ def rejudge(
         profile = get_profile(kind.gate(config.suite, tasks, gate or config.gate_profile))
         prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial rerun")
         shown = kind.views(tasks, config)
-        pool = JudgePool(
-            workers, limits, unsafe_host_exec, prepared.repositories, prepared.libraries
-        )
-        try:
+        policy = SandboxPolicy(limits, unsafe_host_exec)
+        with JudgePool(workers, policy, prepared.repositories, prepared.libraries) as pool:
             return rerun(store, profile, pool, tasks, shown)
-        finally:
-            pool.close()
-    finally:
-        store.close()

@@ -3,8 +3,7 @@ function of the API that makes one."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,21 +26,13 @@ class Run:
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        with self._store() as store:
+        with RunStore.open(self.path) as store:
             self.manifest: Manifest = store.manifest
         self._figures: Figures | None = None
 
     def __repr__(self) -> str:
         config = self.manifest.config
         return f"Run({str(self.path)!r}, suite={config.suite!r}, models={config.models!r})"
-
-    @contextlib.contextmanager
-    def _store(self) -> Iterator[RunStore]:
-        store = RunStore.open(self.path)
-        try:
-            yield store
-        finally:
-            store.close()
 
     @property
     def models(self) -> list[str]:
@@ -50,7 +41,7 @@ class Run:
     def figures(self) -> Figures:
         """What the report and the console tables show, computed once per Run."""
         if self._figures is None:
-            with self._store() as store:
+            with RunStore.open(self.path) as store:
                 self._figures = figures(store)
         return self._figures
 
@@ -60,7 +51,7 @@ class Run:
 
     def attempts(self, model: str | None = None) -> list[AttemptRecord]:
         """Every stored attempt (of one model), with its code, verdict and tests."""
-        with self._store() as store:
+        with RunStore.open(self.path) as store:
             return store.attempts(model)
 
     def table(self) -> list[dict[str, Any]]:
@@ -90,14 +81,14 @@ class Run:
 
     def as_dict(self) -> dict[str, Any]:
         """The document results.json holds (the manifest, the summary, every attempt)."""
-        with self._store() as store:
+        with RunStore.open(self.path) as store:
             return results_document(store, self.figures())
 
     def report(self) -> Path:
         """Write results.json and report.html from the store as it is now (the figures
         are computed again); the report's path."""
         self._figures = None
-        with self._store() as store:
+        with RunStore.open(self.path) as store:
             return write_reports(store, self.figures())
 
 

@@ -10,7 +10,6 @@ likelihood ("logprob_sum" with "logprob_tokens", or "mean_logprob") for selectio
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from codetrial.harden.efficiency import measure as measure_efficiency
 from codetrial.kinds import tasks_of
 from codetrial.kinds.function import FUNCTION
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
+from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
 from codetrial.tasks import Task, load_suite
@@ -144,22 +144,19 @@ def judge_samples(
         }
     )
     profile = get_profile(config.gate_profile)
-    pool = JudgePool(workers, config.limits, job.unsafe_host_exec)
-    try:
+    with JudgePool(workers, SandboxPolicy.of(config)) as pool:
         source = {**samples.source, "samples": str(len(items))}
         manifest = new_manifest(
             new_run_id(job.runs_dir, suite), config, tasks, {model: source}, {}, "",
             pool.isolation, pool.bwrap,
         )  # fmt: skip
-        with contextlib.closing(RunStore.create(job.runs_dir / manifest.run_id, manifest)) as store:
+        with RunStore.create(job.runs_dir / manifest.run_id, manifest) as store:
             announce(store.run_dir, len(items))
             judged = executor(job.ray).verdicts(items, profile, config, pool)
             verdicts = judge_all(items, model, judged, store, progress)
             _write_results(store.run_dir, items, verdicts)
             if job.efficiency:
                 measure_efficiency(store, tasks, pool)
-    finally:
-        pool.close()
     return store.run_dir
 
 

@@ -220,14 +220,11 @@ def judge_eval(
 ) -> None:
     """How far a judge model can be trusted: its verdicts against the tests', asked
     zero- and few-shot and trained on execution labels, on the same candidates."""
-    store = RunStore.open(run_dir)
-    try:
+    with RunStore.open(run_dir) as store:
         found = judge_quality(store, judge, [0, 2] if shots is None else shots, steps(console),
                               train, trained_judge, per_task, centre, task)  # fmt: skip
         for setting in found:
             console.print(_quality_table(setting))
-    finally:
-        store.close()
     report = codetrial.open_run(run_dir).report()
     console.print(f"report: {report}", soft_wrap=True, highlight=False)
 

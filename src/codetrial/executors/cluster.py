@@ -36,7 +36,7 @@ from typing import Any
 
 from rich.console import Console
 
-from codetrial.config import Limits, RunConfig
+from codetrial.config import RunConfig
 from codetrial.errors import (
     BackendUnavailable,
     CodetrialError,
@@ -50,6 +50,7 @@ from codetrial.extras import require
 from codetrial.gate import Profile
 from codetrial.progress import Bar, Progress, Silent
 from codetrial.records import AttemptRecord, Verdict
+from codetrial.sandbox import SandboxPolicy
 from codetrial.verdict.pool import JudgePool
 
 NODE_LOSSES = 3  # a cell whose node died this many times is recorded as failed
@@ -364,8 +365,8 @@ class _Scheduler:
 class ShardActor:
     """A node's warm sandbox pool, judging shards of samples."""
 
-    def __init__(self, limits: Limits, workers: int, unsafe_host_exec: bool) -> None:
-        self._pool = JudgePool(workers, limits, unsafe_host_exec)
+    def __init__(self, policy: SandboxPolicy, workers: int) -> None:
+        self._pool = JudgePool(workers, policy)
 
     def judge(self, shard: list[Sample], profile: Profile) -> list[Verdict]:
         return list(local_verdicts(shard, self._pool, profile))
@@ -387,7 +388,7 @@ def cluster_verdicts(
     actors = {
         n["NodeID"]: actor.options(scheduling_strategy=_pinned(ray, n["NodeID"]), num_cpus=1,
                                    max_restarts=0)
-        .remote(config.limits, config.workers, config.unsafe_host_exec)
+        .remote(SandboxPolicy.of(config), config.workers)
         for n in nodes
     }  # fmt: skip
     shards = [list(items[i : i + SHARD]) for i in range(0, len(items), SHARD)]

@@ -19,6 +19,7 @@ from codetrial.config import Limits
 from codetrial.gate import get_profile
 from codetrial.harden.mutants import Mutant, mutants
 from codetrial.records import Candidate, Outcome, Verdict, Visibility
+from codetrial.sandbox import SandboxPolicy
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool, verdict_of
 
@@ -108,8 +109,8 @@ def audit(
 ) -> list[TaskAudit]:  # fmt: skip
     """Every task's mutation scores; tasks without a reference are left out."""
     profile = get_profile("off")
-    pool = JudgePool(workers, Limits.validated(timeout, AUDIT_CPU_S), unsafe_host_exec)
-    try:
+    policy = SandboxPolicy(Limits.validated(timeout, AUDIT_CPU_S), unsafe_host_exec)
+    with JudgePool(workers, policy) as pool:
         pending = []
         unsound: list[TaskAudit] = []
         for task in tasks:
@@ -130,8 +131,6 @@ def audit(
                 continue
             pending.append((task, submit(task.reference), [(m, submit(m.source)) for m in found]))
         return unsound + [_collected(task, ref, judged) for task, ref, judged in pending]
-    finally:
-        pool.close()
 
 
 def _outcome(future: Future[Verdict] | None) -> Outcome | None:

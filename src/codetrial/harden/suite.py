@@ -40,7 +40,7 @@ from codetrial.harden.inputs import (
 )
 from codetrial.literals import NOT_LITERAL
 from codetrial.records import Candidate, Outcome, Verdict, Visibility
-from codetrial.sandbox import codec
+from codetrial.sandbox import SandboxPolicy, codec
 from codetrial.store.artifacts import write_atomic
 from codetrial.syntax import literal, parse
 from codetrial.tasks import Task, TestFile
@@ -112,8 +112,8 @@ def harden(
     if budget < 2 or tests < 1:
         raise ConfigError("--budget must be at least 2 and --tests at least 1")
     require("hypothesis", "hypothesis", "harden", "codetrial harden")
-    pool = JudgePool(workers, Limits.validated(timeout), unsafe_host_exec)
-    try:
+    policy = SandboxPolicy(Limits.validated(timeout), unsafe_host_exec)
+    with JudgePool(workers, policy) as pool:
         pending = []
         for task in (t for t in tasks if not hardenable(t)):
             seeds = seed_inputs(task)
@@ -137,8 +137,6 @@ def harden(
             dataclasses.replace(h, heavy=heavy[h.task.id]) if h.task.id in heavy else h
             for h in verified
         ]
-    finally:
-        pool.close()
 
 
 def _filtered(

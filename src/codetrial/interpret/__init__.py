@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from codetrial.config import Limits, RunConfig, mode_label
+from codetrial.config import RunConfig, mode_label
 from codetrial.environments import Environment
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile
@@ -23,7 +23,7 @@ from codetrial.interpret.answers import check
 from codetrial.interpret.loop import MODES, Asking, ask, failure
 from codetrial.models import Backend
 from codetrial.records import AttemptRecord, Outcome
-from codetrial.sandbox import Mounts, Sandbox, open_sandbox
+from codetrial.sandbox import Mounts, Sandbox, SandboxPolicy, open_sandbox
 from codetrial.store import RunStore
 from codetrial.store.artifacts import outputs_dir, write_outputs
 from codetrial.tasks.questions import QuestionTask
@@ -45,13 +45,13 @@ def _inputs(tasks: Sequence[QuestionTask]) -> tuple[Path, ...]:
 
 @contextlib.contextmanager
 def question_sandbox(
-    tasks: Sequence[QuestionTask], environment: Environment, limits: Limits,
-    unsafe_host_exec: bool,
-) -> Iterator[Sandbox]:  # fmt: skip
-    """A sandbox with the questions' files in /data and `environment` importable."""
+    tasks: Sequence[QuestionTask], environment: Environment, policy: SandboxPolicy
+) -> Iterator[Sandbox]:
+    """A sandbox under `policy` with the questions' files in /data and `environment`
+    importable."""
     mounts = Mounts(packages=(environment.path,), preload=environment.preload,
                     inputs=_inputs(tasks))  # fmt: skip
-    sandbox = open_sandbox(limits, unsafe_host_exec, mounts)
+    sandbox = open_sandbox(policy.with_mounts(mounts))
     try:
         yield sandbox
     finally:

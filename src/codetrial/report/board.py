@@ -10,7 +10,6 @@ carry it beside their name, so no two conditions ever share a row unseen.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import re
@@ -89,7 +88,7 @@ def _conditions(store: RunStore, model: str, ran: Sequence[str]) -> dict[str, st
 def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
     """One Entry per model with results in the run; `sizes` overrides parameter counts."""
     found = []
-    with contextlib.closing(RunStore.open(run_dir)) as store:
+    with RunStore.open(run_dir) as store:
         manifest = store.manifest
         results = store.task_results()
         attempts = [a for r in results for a in (r.first, *r.repairs)]

@@ -2,7 +2,8 @@
 
 from codetrial.sandbox import codec
 from codetrial.sandbox.base import Sandbox, open_sandbox
-from codetrial.sandbox.launch import INPUTS, Mounts
+from codetrial.sandbox.launch import INPUTS
+from codetrial.sandbox.policy import Mounts, SandboxPolicy
 from codetrial.sandbox.server import (
     CallTimeout,
     CandidateError,
@@ -25,6 +26,7 @@ __all__ = [
     "Mounts",
     "ProgramRun",
     "Sandbox",
+    "SandboxPolicy",
     "Session",
     "Stop",
     "TestRun",

@@ -17,13 +17,12 @@ from codetrial.errors import SandboxError
 from codetrial.sandbox.cgroup import Cgroup
 from codetrial.sandbox.launch import (
     INPUTS,
-    NO_MOUNTS,
     Bwrap,
-    Mounts,
     bwrap_launch,
     find_bwrap,
     host_launch,
 )
+from codetrial.sandbox.policy import NO_MOUNTS, Mounts, SandboxPolicy
 from codetrial.sandbox.server import ProgramRun, Session, TestRun, Worker
 
 
@@ -122,13 +121,12 @@ class Sandbox:
         self._worker.kill()
 
 
-def open_sandbox(
-    limits: Limits, unsafe_host_exec: bool = False, mounts: Mounts = NO_MOUNTS
-) -> Sandbox:
-    """The bubblewrap sandbox; the host one only when the user asked for it by name."""
-    if unsafe_host_exec:
-        return Sandbox("host", limits, mounts)
-    sandbox = Sandbox("bwrap", limits, mounts)
+def open_sandbox(policy: SandboxPolicy) -> Sandbox:
+    """A sandbox under `policy`: the bubblewrap one; the host one only when the user
+    asked for it by name."""
+    if policy.unsafe_host_exec:
+        return Sandbox("host", policy.limits, policy.mounts)
+    sandbox = Sandbox("bwrap", policy.limits, policy.mounts)
     try:
         sandbox.start()
     except SandboxError as exc:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codetrial.config import Limits
+from codetrial.sandbox.policy import Mounts
 from codetrial.sandbox.seccomp import filter_program
 
 SCRATCH = "/scratch"
@@ -131,29 +132,13 @@ _PYTHON_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTEC
                "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}  # fmt: skip
 
 
-@dataclass(frozen=True)
-class Mounts:
-    """What a sandbox sees besides the machine's Python. `folders`: bound read-only
-    at their own paths (a repository's package environment, which its test runner
-    puts on the path); `packages`: package environments, bound the same way and on
-    every child's import path, with their `preload` modules imported once by the
-    worker; `inputs`: files bound read-only, by name, in INPUTS."""
-
-    folders: tuple[Path, ...] = ()
-    packages: tuple[Path, ...] = ()
-    preload: tuple[str, ...] = ()
-    inputs: tuple[Path, ...] = ()
-
-    def binds(self) -> list[str]:
-        folders = dict.fromkeys([*self.folders, *self.packages])
-        return [
-            *(arg for path in folders for arg in ("--ro-bind", str(path), str(path))),
-            *(arg for path in self.inputs
-              for arg in ("--ro-bind", str(path), f"{INPUTS}/{path.name}")),
-        ]  # fmt: skip
-
-
-NO_MOUNTS = Mounts()
+def _binds(mounts: Mounts) -> list[str]:
+    folders = dict.fromkeys([*mounts.folders, *mounts.packages])
+    return [
+        *(arg for path in folders for arg in ("--ro-bind", str(path), str(path))),
+        *(arg for path in mounts.inputs
+          for arg in ("--ro-bind", str(path), f"{INPUTS}/{path.name}")),
+    ]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -272,7 +257,7 @@ def bwrap_launch(bwrap: Path, limits: Limits, control_fd: int, mounts: Mounts) -
         "--size", scratch_bytes, "--perms", "0700", "--tmpfs", SCRATCH,
         "--size", scratch_bytes, "--perms", "1777", "--tmpfs", "/tmp",
         "--size", "1048576", "--perms", "1777", "--tmpfs", "/dev/shm",
-        *mounts.binds(),
+        *_binds(mounts),
         "--remount-ro", "/",
         "--chdir", SCRATCH,
         str(interpreter()), *_PYTHON, f"{LIB}/worker.py", str(control_fd), SCRATCH,

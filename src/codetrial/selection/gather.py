@@ -24,6 +24,7 @@ from codetrial.models import Backend, create_backend
 from codetrial.models.base import ReadsStates
 from codetrial.progress import Steps, quietly
 from codetrial.records import GenerationOptions
+from codetrial.sandbox import SandboxPolicy
 from codetrial.selection import learned as ranking
 from codetrial.selection import trained
 from codetrial.selection.costs import Cost, Overhead, Step, per_item, timed
@@ -245,20 +246,16 @@ def gather(
             test_steps[test_source] = Step(per_item(kept) if kept else None, per_task=True)
         executions = {}
         if tests:
-            config = store.manifest.config
-            pool = JudgePool(workers, config.limits, config.unsafe_host_exec)
             ran = folder / f"executions-{slug(model)}.json"
-            try:
-                with (
-                    steps("running generated tests", len(everything)) as advance,
-                    timed(ran) as tally,
-                ):
-                    executions = execute(
-                        everything, tests, pool, ran, outputs=Need.OUTPUTS in wanted,
-                        progress=advance, computed=tally.add,
-                    )  # fmt: skip
-            finally:
-                pool.close()
+            with (
+                JudgePool(workers, SandboxPolicy.of(store.manifest.config)) as pool,
+                steps("running generated tests", len(everything)) as advance,
+                timed(ran) as tally,
+            ):
+                executions = execute(
+                    everything, tests, pool, ran, outputs=Need.OUTPUTS in wanted,
+                    progress=advance, computed=tally.add,
+                )  # fmt: skip
             test_steps[ran.name] = Step(per_item(ran))
         if test_steps:
             spent[Need.TESTS] = spent[Need.OUTPUTS] = test_steps

@@ -201,13 +201,10 @@ def train_judge(
     rows, found = [], []
     numbers: list[int] = []
     for number, run_dir in enumerate(runs):
-        store = RunStore.open(run_dir)
-        try:
+        with RunStore.open(run_dir) as store:
             everything = candidates(store, per_task, "codetrial train-judge", task_ids)
             (store.run_dir / "selection").mkdir(exist_ok=True)
             read = states(store, everything, judge, steps)
-        finally:
-            store.close()
         chosen += everything
         numbers += [number] * len(everything)
         rows.append(read.rows(everything) if everything else np.zeros((0, 0)))
@@ -258,14 +255,11 @@ def train_ranker(
     signals: list[list[ranking.Signals]] = []
     unusable: list[str] = []
     for run_dir in runs:
-        store = RunStore.open(run_dir)
-        try:
+        with RunStore.open(run_dir) as store:
             for evidence in gather(store, ["ranker"], source=source, workers=workers, steps=steps):
                 pools += evidence.pools
                 signals += evidence.signals
                 unusable += evidence.unusable_tests
-        finally:
-            store.close()
     rows = ranking.table(pools, signals)
     scored = ranking.scored(pools, ranking.cross_validated(pools, rows))
     results = compare_strategies(scored, ["random", "first", "ranker", "oracle"])

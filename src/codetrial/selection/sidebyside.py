@@ -5,7 +5,6 @@ given), every strategy measured on the same pools, and the result written to
 
 from __future__ import annotations
 
-import contextlib
 import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -117,7 +116,7 @@ def side_by_side(
         )
     single = None
     if against is not None:
-        with contextlib.closing(RunStore.open(against)) as other:
+        with RunStore.open(against) as other:
             single = baseline(other, task_ids)
     found = []
     hashes = template_hashes(SELECTION_TEMPLATES)

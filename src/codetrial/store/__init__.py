@@ -108,7 +108,8 @@ def _unopenable(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
 
 
 class RunStore:
-    """One run's store, made by create() or open(); `db` is its open database."""
+    """One run's store, made by create() or open(); `db` is its open database. Use it
+    as a context manager, or call `close()`."""
 
     def __init__(self, run_dir: Path, manifest: Manifest, db: sqlite3.Connection) -> None:
         self.run_dir = run_dir
@@ -238,6 +239,12 @@ class RunStore:
         return sorted(
             results, key=lambda r: (order.get(r.model, 99), tasks.get(r.task_id, 0), r.sample)
         )
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         self._db.close()

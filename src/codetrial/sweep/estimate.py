@@ -45,7 +45,7 @@ def rates(places: Iterable[Path], wanted: set[tuple[str, str]]) -> dict[tuple[st
     chains: dict[tuple[str, str], int] = {}
     runs: dict[tuple[str, str], int] = {}
     for run_dir in find_runs(places):
-        with contextlib.suppress(StoreError), contextlib.closing(RunStore.open(run_dir)) as store:
+        with contextlib.suppress(StoreError), RunStore.open(run_dir) as store:
             suite = store.manifest.config.suite
             for model in store.manifest.config.models:
                 key = (model, suite)

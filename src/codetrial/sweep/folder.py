@@ -84,10 +84,7 @@ class SweepFolder:
             return CellState("finished", cell.chains, wall_s=finished["wall_s"])
         done = 0
         if (self.run_dir(cell) / MANIFEST).exists():
-            with (
-                contextlib.suppress(StoreError),
-                contextlib.closing(RunStore.open(self.run_dir(cell))) as store,
-            ):
+            with contextlib.suppress(StoreError), RunStore.open(self.run_dir(cell)) as store:
                 done = len(store.task_results())
         error = self._state["failed"].get(cell.id)
         status = "failed" if cell.id in self._state["failed"] else "partial" if done else "new"

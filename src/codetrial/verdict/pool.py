@@ -31,6 +31,7 @@ from codetrial.sandbox import (
     LimitHit,
     Mounts,
     Sandbox,
+    SandboxPolicy,
     Session,
     Stop,
     codec,
@@ -77,14 +78,17 @@ def _output(session: Session, function: str, args: list[Any], cpu_s: float) -> s
 
 
 class JudgePool:
+    """Warm sandboxes judging in threads: use it as a context manager, or call `close()`."""
+
     def __init__(
-        self, workers: int, limits: Limits, unsafe_host_exec: bool = False,
-        repositories: Repositories | None = None, libraries: Mapping[str, Environment] = {},
+        self, workers: int, policy: SandboxPolicy, repositories: Repositories | None = None,
+        libraries: Mapping[str, Environment] = {},
     ) -> None:  # fmt: skip
-        """`repositories`: where a run's repository tasks come from; `libraries`: the
-        environment of each function task that imports libraries (task id -> it).
-        Their package environments are bound read-only into every sandbox."""
-        self.limits = limits
+        """Sandboxes under `policy`. `repositories`: where a run's repository tasks
+        come from; `libraries`: the environment of each function task that imports
+        libraries (task id -> it). Their package environments are bound read-only into
+        every sandbox."""
+        self.limits = policy.limits
         self._repositories = repositories
         self._libraries = libraries
         mounts = Mounts(
@@ -92,13 +96,14 @@ class JudgePool:
             packages=tuple(sorted({e.path for e in libraries.values()})),
             preload=tuple(sorted({m for e in libraries.values() for m in e.preload})),
         )
+        mounted = policy.with_mounts(mounts)
         self._free: queue.Queue[Sandbox] = queue.Queue()
         self._sandboxes = []
         try:
             # One after another in this thread: bubblewrap's --die-with-parent ends a
             # sandbox when the thread that started it ends, so no short-lived threads.
             for _ in range(max(1, workers)):
-                sandbox = open_sandbox(limits, unsafe_host_exec, mounts)
+                sandbox = open_sandbox(mounted)
                 self._sandboxes.append(sandbox)
                 self._free.put(sandbox)
             # Read now, while no candidate runs: reading it starts a sandbox's worker
@@ -268,6 +273,12 @@ class JudgePool:
     def submit_fresh(self, candidate: Candidate, task: Task, profile: Profile) -> Future[Verdict]:
         """A verdict judged anew, neither shared nor kept: for measuring its test runs."""
         return self._executor.submit(self._judge, candidate, task, profile)
+
+    def __enter__(self) -> JudgePool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def close(self) -> None:
         if hasattr(self, "_executor"):
