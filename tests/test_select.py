@@ -103,7 +103,7 @@ def test_tests_that_cannot_share_one_function_leave_codet_without_evidence(
         (add_task.id, codes[1]): Execution(("assert add(0, 0) == 0\nfrom math import *",), None),
     }
     for void, expected in (((), 1.0), ((add_task.id,), 0.5)):
-        pools, _ = build(by_task, {add_task.id: starred}, executions, {}, void)
+        pools, _ = build(by_task, {add_task.id: starred}, executions, {}, void=void)
         assert select_pass_at_1(pools, "codet") == [expected]
 
 
@@ -414,7 +414,15 @@ def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
     single = Baseline("big", {"a": 1.0, "b": 0.0}, bootstrap([1.0, 0.0]), Cost(100, 2.0))
     tests = {"tests": Step(Cost(300, 12.0), per_task=True), "runs": Step(Cost(0, 0.5))}
     spent = Overhead({Need.TESTS: tests})
-    one, whole = arms(pools, names, [1, 4], 5, Cost(40, 1.5), spent, single)
+    one, whole = arms(
+        pools,
+        names,
+        sizes=[1, 4],
+        repeats=5,
+        generation=Cost(40, 1.5),
+        overhead=spent,
+        against=single,
+    )
     assert len({tuple(r.per_task) for r in one.results}) == 1
     assert [r.per_task for r in whole.results] == [select_pass_at_1(pools, n) for n in names]
     assert whole.cost == Cost(160, 6.0)
@@ -422,17 +430,25 @@ def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
     assert one.selection["codet"] == Cost(300, 12.5)
     gain, p = whole.vs_baseline["oracle"]
     assert gain == pytest.approx(0.5) and 0 < p <= 1
-    again = arms(pools, names, [1, 4], 5, Cost(40, 1.5), spent, single)
+    again = arms(
+        pools,
+        names,
+        sizes=[1, 4],
+        repeats=5,
+        generation=Cost(40, 1.5),
+        overhead=spent,
+        against=single,
+    )
     assert [r.per_task for r in again[0].results] == [r.per_task for r in one.results]
     with pytest.raises(ConfigError, match="no attempt at 1 of these tasks"):
         arms(
             pools,
             names,
-            [2],
-            1,
-            Cost(0, 0),
-            spent,
-            Baseline("x", {"a": 1.0}, single.estimate, single.cost),
+            sizes=[2],
+            repeats=1,
+            generation=Cost(0, 0),
+            overhead=spent,
+            against=Baseline("x", {"a": 1.0}, single.estimate, single.cost),
         )
 
 

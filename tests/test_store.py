@@ -23,7 +23,9 @@ from tests.conftest import CLI_ENV, CODETRIAL
 def run_dir(tmp_path: Path, contracts10: dict[str, Task]) -> Path:
     """A closed run store holding one passed attempt."""
     task = contracts10["palindrome"]
-    manifest = new_manifest("r", RunConfig(), [task], {}, {}, "", "bwrap")
+    manifest = new_manifest(
+        "r", RunConfig(), [task], backends={}, prompts={}, system_prompt="", isolation="bwrap"
+    )
     store = RunStore.create(tmp_path / "run", manifest)
     verdict = Verdict(Outcome.PASSED, gate=None)
     record = AttemptRecord.judged(

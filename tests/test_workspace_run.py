@@ -158,7 +158,10 @@ def test_the_model_sees_the_files_and_the_test_output_never_the_tests(
     config = RunConfig(models=["scripted"], suite="polyglot-python", edit_format="whole",
                        gate_profile="off", limits=Limits(timeout_s=30, cpu_s=10))  # fmt: skip
     pool = JudgePool(1, SandboxPolicy.of(config))
-    store = RunStore.create(tmp_path / "run", new_manifest("r", config, [task], {}, {}, "", ""))
+    store = RunStore.create(
+        tmp_path / "run",
+        new_manifest("r", config, [task], backends={}, prompts={}, system_prompt="", isolation=""),
+    )
     trial = Trial(config, get_profile("off"), pool, store)
     try:
         (result,) = run_trial(trial, [task], [backend], lambda record: None)
@@ -260,7 +263,10 @@ def test_a_third_try_continues_the_same_conversation(
                        gate_profile="off", repair_attempts=2,
                        limits=Limits(timeout_s=30, cpu_s=10))  # fmt: skip
     pool = JudgePool(1, SandboxPolicy.of(config))
-    store = RunStore.create(tmp_path / "run", new_manifest("r", config, [task], {}, {}, "", ""))
+    store = RunStore.create(
+        tmp_path / "run",
+        new_manifest("r", config, [task], backends={}, prompts={}, system_prompt="", isolation=""),
+    )
     try:
         (result,) = run_trial(Trial(config, get_profile("off"), pool, store), [task], [backend],
                               lambda record: None)  # fmt: skip

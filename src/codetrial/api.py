@@ -100,11 +100,21 @@ def _modes(kind: Kind[Any], suite: str, modes: Sequence[str], samples: int) -> l
 
 
 def _shape_conditions(
-    tasks: list[AnyTask], suite: str, edit_format: str | None, gate: str | None,
-    timeout: float | None, cpu_time: int | None, tries: int | None,
-    repair_attempts: int | None, num_ctx: int | None, max_tokens: int | None,
-    modes: Sequence[str], samples: int, prompt_profile: str | None,
-) -> dict[str, object]:  # fmt: skip
+    tasks: list[AnyTask],
+    suite: str,
+    *,
+    edit_format: str | None,
+    gate: str | None,
+    timeout: float | None,
+    cpu_time: int | None,
+    tries: int | None,
+    repair_attempts: int | None,
+    num_ctx: int | None,
+    max_tokens: int | None,
+    modes: Sequence[str],
+    samples: int,
+    prompt_profile: str | None,
+) -> dict[str, object]:
     """The conditions that depend on the suite's shape of task: the edit format, the
     prompt profile, the gate, the defaults of the timeout, the context and the
     answer's length, the tries (for questions, the programs a fix may take, 3 by
@@ -193,9 +203,20 @@ def configure(
     packages = _names(packages, "packages")
     tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
     shaped = _shape_conditions(
-        tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
-        num_ctx, max_tokens, modes, samples, prompt_profile,
-    )  # fmt: skip
+        tasks,
+        suite,
+        edit_format=edit_format,
+        gate=gate,
+        timeout=timeout,
+        cpu_time=cpu_time,
+        tries=tries,
+        repair_attempts=repair_attempts,
+        num_ctx=num_ctx,
+        max_tokens=max_tokens,
+        modes=modes,
+        samples=samples,
+        prompt_profile=prompt_profile,
+    )
     config = RunConfig.validated({
         "models": _names(models, "models"), "suite": suite, "data": data,
         "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
@@ -333,16 +354,32 @@ def evaluate(
                     "--ray shards samples of function tasks; judge SWE-bench predictions without it"
                 )
             patches = PredictionsJob(
-                lines, suite, data, repos, wheels, workers,
-                REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout, runs,
-                unsafe_host_exec,
-            )  # fmt: skip
+                predictions=lines,
+                suite=suite,
+                data=data,
+                repos=repos,
+                wheels=wheels,
+                workers=workers,
+                timeout=REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout,
+                runs_dir=runs,
+                unsafe_host_exec=unsafe_host_exec,
+            )
             run_dir = judge_predictions(patches, announce=watch.start, progress=watch.advance)
         else:
             job = SamplesJob(
-                lines, suite, data, prompts, workers, TIMEOUT_S if timeout is None else timeout,
-                cpu_time, gate, runs, unsafe_host_exec, efficiency, ray,
-            )  # fmt: skip
+                samples=lines,
+                suite=suite,
+                data=data,
+                prompts=prompts,
+                workers=workers,
+                timeout=TIMEOUT_S if timeout is None else timeout,
+                cpu_time=cpu_time,
+                gate=gate,
+                runs_dir=runs,
+                unsafe_host_exec=unsafe_host_exec,
+                efficiency=efficiency,
+                ray=ray,
+            )
             run_dir = judge_samples(job, announce=watch.start, progress=watch.advance)
     result = Run(run_dir)
     result.report()
@@ -447,9 +484,20 @@ def select(
     with RunStore.open(stored.path) as store:
         baseline = against.path if isinstance(against, Run) else against
         found = side_by_side(
-            store, names, source, judge_model, shots, ranker, workers, shown, trained_judge,
-            subsets, repeats, Path(baseline) if baseline is not None else None, task_ids,
-        )  # fmt: skip
+            store,
+            names,
+            source,
+            judge=judge_model,
+            shots=shots,
+            ranker=ranker,
+            workers=workers,
+            steps=shown,
+            trained_judge=trained_judge,
+            sizes=subsets,
+            repeats=repeats,
+            against=Path(baseline) if baseline is not None else None,
+            task_ids=task_ids,
+        )
     stored.report()
     return SelectionResult(stored, found, stored.path / "selection.json")
 

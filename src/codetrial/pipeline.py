@@ -288,9 +288,15 @@ def conduct(
             store.mark_resumed()
         else:
             manifest = new_manifest(
-                run_dir.name, config, tasks, {b.name: b.conditions() for b in backends},
-                template_hashes(kind.templates(config)), system.content, isolation, bwrap,
-            )  # fmt: skip
+                run_dir.name,
+                config,
+                tasks,
+                backends={b.name: b.conditions() for b in backends},
+                prompts=template_hashes(kind.templates(config)),
+                system_prompt=system.content,
+                isolation=isolation,
+                bwrap=bwrap,
+            )
             notes = {task_id: view.note for task_id, view in shown.items()}
             store = RunStore.create(
                 run_dir, with_environments(manifest, prepared.environments, notes)
@@ -300,8 +306,16 @@ def conduct(
         resume_with = f"codetrial run --resume {store.run_dir}"
         try:
             if kind.interpreted:
-                run_questions(questions, backends, config, sandbox, profile,
-                              environment.modules, store, progress.advance)  # fmt: skip
+                run_questions(
+                    questions,
+                    backends,
+                    config=config,
+                    sandbox=sandbox,
+                    profile=profile,
+                    libraries=environment.modules,
+                    store=store,
+                    progress=progress.advance,
+                )
             else:
                 trial = Trial(config, profile, pool, store, shown)
                 run_trial(trial, cast(list[JudgedTask], tasks), backends, progress.advance)

@@ -101,9 +101,15 @@ def changed_conditions(
 
 
 def _rejudged(
-    config: RunConfig, profile: Profile, pool: JudgePool, task: AnyTask, record: AttemptRecord,
-    before: dict[str, str] | None, views: Mapping[str, Localized],
-) -> Future[Verdict] | None:  # fmt: skip
+    pool: JudgePool,
+    task: AnyTask,
+    record: AttemptRecord,
+    *,
+    config: RunConfig,
+    profile: Profile,
+    before: dict[str, str] | None,
+    views: Mapping[str, Localized],
+) -> Future[Verdict] | None:
     """The stored attempt judged again as its kind judges it; None for a kind whose
     attempts are not (a question's rounds, which the interpreter loop judged)."""
     asked = Asked.under(config, profile, views.get(task.id))
@@ -133,7 +139,9 @@ def rerun(
         task = by_id.get(record.task_id)
         future = None
         if record.outcome is not Outcome.INFRA_ERROR and task is not None:
-            future = _rejudged(config, profile, pool, task, record, before, views)
+            future = _rejudged(
+                pool, task, record, config=config, profile=profile, before=before, views=views
+            )
         if future is None:
             tally.not_rejudged += 1
         else:
@@ -147,9 +155,16 @@ def rerun(
             tally.identical += 1
         else:
             differences.append(
-                Difference(record.model, record.task_id, record.sample, record.attempt,
-                           record.outcome, verdict.outcome, verdict.detail)
-            )  # fmt: skip
+                Difference(
+                    model=record.model,
+                    task_id=record.task_id,
+                    sample=record.sample,
+                    attempt=record.attempt,
+                    stored=record.outcome,
+                    now=verdict.outcome,
+                    detail=verdict.detail,
+                )
+            )
     return Rerun(
         tallies=list(tallies.values()),
         differences=differences,

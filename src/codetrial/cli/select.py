@@ -221,8 +221,17 @@ def judge_eval(
     """How far a judge model can be trusted: its verdicts against the tests', asked
     zero- and few-shot and trained on execution labels, on the same candidates."""
     with RunStore.open(run_dir) as store:
-        found = judge_quality(store, judge, [0, 2] if shots is None else shots, steps(console),
-                              train, trained_judge, per_task, centre, task)  # fmt: skip
+        found = judge_quality(
+            store,
+            judge,
+            shots=[0, 2] if shots is None else shots,
+            steps=steps(console),
+            train=train,
+            trained_judge=trained_judge,
+            per_task=per_task,
+            centre=centre,
+            task_ids=task,
+        )
         for setting in found:
             console.print(_quality_table(setting))
     report = codetrial.open_run(run_dir).report()
@@ -271,7 +280,16 @@ def train_judge(
     hidden states over the judge prompt, binary and three-class (correct, execution
     error, wrong output). Reports both on tasks they never saw, then fits them on
     everything."""
-    for setting in train(runs, out_file, judge, per_task, steps(console), centre, task):
+    measured = train(
+        runs,
+        out_file,
+        judge=judge,
+        per_task=per_task,
+        steps=steps(console),
+        centre=centre,
+        task_ids=task,
+    )
+    for setting in measured:
         console.print(_quality_table(setting))
     console.print(f"trained judge: {out_file}", soft_wrap=True, highlight=False)
 

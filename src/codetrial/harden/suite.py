@@ -103,9 +103,15 @@ def hardenable(task: Task) -> str:
 
 
 def harden(
-    tasks: Sequence[Task], tests: int = 50, budget: int = 200, seed: int = 0,
-    workers: int = 2, timeout: float = 10.0, unsafe_host_exec: bool = False,
-) -> list[Hardened]:  # fmt: skip
+    tasks: Sequence[Task],
+    *,
+    tests: int = 50,
+    budget: int = 200,
+    seed: int = 0,
+    workers: int = 2,
+    timeout: float = 10.0,
+    unsafe_host_exec: bool = False,
+) -> list[Hardened]:
     """Up to `tests` generated cases per task that `hardenable` allows, out of
     `budget` generated inputs (half by mutation, half by Hypothesis, taken in turn).
     A task whose reference does not pass its hardened tests keeps only its own."""
@@ -125,7 +131,15 @@ def harden(
                      for _ in range(2)]  # fmt: skip
             pending.append((task, len(seeds), len(mutated) + len(drawn), fresh, twice))
         found = [
-            _filtered(task, seeds, made, fresh, first.result(), second.result(), tests)
+            _filtered(
+                task,
+                fresh,
+                seeds=seeds,
+                made=made,
+                first=first.result(),
+                second=second.result(),
+                tests=tests,
+            )
             for task, seeds, made, fresh, (first, second) in pending
         ]
         checks = [(h, _reference_check(h, pool, seed)) for h in found]
@@ -140,9 +154,15 @@ def harden(
 
 
 def _filtered(
-    task: Task, seeds: int, made: int, fresh: list[Args], first: list[str], second: list[str],
+    task: Task,
+    fresh: list[Args],
+    *,
+    seeds: int,
+    made: int,
+    first: list[str],
+    second: list[str],
     tests: int,
-) -> Hardened:  # fmt: skip
+) -> Hardened:
     dropped = {"duplicates": made - len(fresh)}
     cases: list[tuple[Args, Any]] = []
     for args, output, again in zip(fresh, first, second, strict=True):

@@ -106,12 +106,21 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
             memory = [a.model_memory_kb for a in used if a.model_memory_kb is not None]
             declared = manifest.backends.get(model, {}).get("parameters", "")
             size = sizes.get(model, parse_size(declared))
-            found.append(Entry(
-                run_dir, label, manifest.config.suite, manifest.config.seed,
-                _conditions(store, model, list(tasks)), size, tasks,
-                sum(a.completion_tokens or 0 for a in used), sum(a.generation_s for a in used),
-                sum(a.execution_s for a in used), max(memory) if memory else None,
-            ))  # fmt: skip
+            found.append(
+                Entry(
+                    run_dir=run_dir,
+                    model=label,
+                    suite=manifest.config.suite,
+                    seed=manifest.config.seed,
+                    conditions=_conditions(store, model, list(tasks)),
+                    parameters=size,
+                    tasks=tasks,
+                    completion_tokens=sum(a.completion_tokens or 0 for a in used),
+                    generation_s=sum(a.generation_s for a in used),
+                    execution_s=sum(a.execution_s for a in used),
+                    memory_kb=max(memory) if memory else None,
+                )
+            )
     return found
 
 

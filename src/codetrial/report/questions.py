@@ -72,12 +72,19 @@ def mode_rows(results: Sequence[TaskResult], labels: Sequence[str]) -> list[Mode
         attempts = [a for r in mine for a in (r.first, *r.repairs)]
         tokens = sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in attempts)
         seconds = sum(a.generation_s + a.execution_s for a in attempts)
-        rows.append(ModeRow(
-            label, sum(scored.values()), len(scored),
-            bootstrap([float(v) for v in scored.values()]) if scored else None,
-            tokens / len(mine), seconds / len(mine),
-            sum(1 for r in mine if r.first.program and r.first.program.failed is not None),
-        ))  # fmt: skip
+        rows.append(
+            ModeRow(
+                label=label,
+                correct=sum(scored.values()),
+                scored=len(scored),
+                accuracy=bootstrap([float(v) for v in scored.values()]) if scored else None,
+                tokens=tokens / len(mine),
+                seconds=seconds / len(mine),
+                failed_first=sum(
+                    1 for r in mine if r.first.program and r.first.program.failed is not None
+                ),
+            )
+        )
     return rows
 
 

@@ -94,7 +94,13 @@ class Sandbox:
         reporting with `nonce`. With `pytest` ({"environment", "python_path", "args",
         "files"}) a repository's own tests run with pytest instead."""
         run = TestRun(
-            self._worker, files, tests, nonce, limits or self._limits, blobs or {}, pytest
+            self._worker,
+            files,
+            tests,
+            nonce=nonce,
+            limits=limits or self._limits,
+            blobs=blobs or {},
+            pytest=pytest,
         )
         try:
             yield run

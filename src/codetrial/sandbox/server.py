@@ -477,9 +477,16 @@ class TestRun(_Child):
     __test__ = False
 
     def __init__(
-        self, worker: Worker, files: dict[str, str], tests: dict[str, str], nonce: str,
-        limits: Limits, blobs: dict[str, bytes], pytest: dict[str, Any] | None,
-    ) -> None:  # fmt: skip
+        self,
+        worker: Worker,
+        files: dict[str, str],
+        tests: dict[str, str],
+        *,
+        nonce: str,
+        limits: Limits,
+        blobs: dict[str, bytes],
+        pytest: dict[str, Any] | None,
+    ) -> None:
         spec: dict[str, Any] = {"files": files, "tests": tests, "nonce": nonce}
         if blobs:
             spec["blobs"] = {path: base64.b64encode(data).decode() for path, data in blobs.items()}

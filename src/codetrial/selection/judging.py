@@ -35,6 +35,7 @@ def judge_entries(
     backend: Backend,
     entries: Sequence[Entry],
     options: GenerationOptions,
+    *,
     shots: int,
     cache: Path,
     progress: Callable[[int], None] = lambda done: None,

@@ -77,10 +77,18 @@ def _measured(
     pairs = [pair for task_pairs in by_task.values() for pair in task_pairs]
     both = [ps for ps in by_task.values() if len({truth for _, truth in ps}) == 2]
     return JudgeQuality(
-        judge, setting, shots, len(pairs), sum(t for _, t in pairs), auc(pairs),
-        task_auc(both), len(both), [quality(pairs, t) for t in THRESHOLDS],
-        calibration(pairs), template_hashes(SELECTION_TEMPLATES),
-    )  # fmt: skip
+        judge=judge,
+        setting=setting,
+        shots=shots,
+        candidates=len(pairs),
+        correct=sum(t for _, t in pairs),
+        auc=auc(pairs),
+        task_auc=task_auc(both),
+        tasks_with_both=len(both),
+        thresholds=[quality(pairs, t) for t in THRESHOLDS],
+        calibration=calibration(pairs),
+        prompt_sha256=template_hashes(SELECTION_TEMPLATES),
+    )
 
 
 def candidates(
@@ -131,6 +139,7 @@ class Training:
 def judge_quality(
     store: RunStore,
     judge: str,
+    *,
     shots: Sequence[int],
     steps: Steps,
     train: bool | None = None,
@@ -188,6 +197,7 @@ def judge_quality(
 def train_judge(
     runs: Sequence[Path],
     out: Path,
+    *,
     judge: str,
     per_task: int | None,
     steps: Steps,
@@ -224,14 +234,21 @@ def train_judge(
     }
     kinds = Counter(trained.kind(e.record.outcome) for e in chosen)
     trained.TrainedJudge(
-        judge, found[0].model_sha256, found[0].pooling, trained.prompt_hashes(), heads,
-        {
-            "runs": [str(r) for r in runs], "candidates": len(chosen),
-            "tasks": len(set(groups.tolist())), "per_task": per_task, "kinds": dict(kinds),
+        judge=judge,
+        model_sha256=found[0].model_sha256,
+        pooling=found[0].pooling,
+        prompt_sha256=trained.prompt_hashes(),
+        heads=heads,
+        trained_on={
+            "runs": [str(r) for r in runs],
+            "candidates": len(chosen),
+            "tasks": len(set(groups.tolist())),
+            "per_task": per_task,
+            "kinds": dict(kinds),
             "out_of_fold": [m.as_dict() for m in measured],
         },
-        centre,
-    ).save(out)  # fmt: skip
+        centred=centre,
+    ).save(out)
     return measured
 
 

@@ -92,6 +92,7 @@ def side_by_side(
     store: RunStore,
     names: Sequence[str],
     source: TestSource,
+    *,
     judge: str = "embedded",
     shots: int = 0,
     ranker: Path | None = None,
@@ -154,7 +155,13 @@ def side_by_side(
                 ranker=str(ranker) if ranker else "cross-validated by task",
                 prompt_sha256=hashes,
                 arms=arms(
-                    pools, usable, sizes, repeats, evidence.generation, evidence.overhead, single
+                    pools,
+                    usable,
+                    sizes=sizes,
+                    repeats=repeats,
+                    generation=evidence.generation,
+                    overhead=evidence.overhead,
+                    against=single,
                 ),
                 baseline=single,
             )

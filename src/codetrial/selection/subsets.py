@@ -122,6 +122,7 @@ def subset(pools: Sequence[TaskPool], size: int, rng: random.Random) -> list[Tas
 def arms(
     pools: Sequence[TaskPool],
     names: Sequence[str],
+    *,
     sizes: Sequence[int],
     repeats: int,
     generation: Cost,
@@ -155,5 +156,14 @@ def arms(
             versus = {r.name: (r.estimate.value - mean, paired_p(r.per_task, single))
                       for r in results}  # fmt: skip
         selection = {r.name: overhead.per_task(named(r.name).needs, size) for r in results}
-        found.append(Arm(size, repeats, results, versus, generation * size, selection))
+        found.append(
+            Arm(
+                size=size,
+                repeats=repeats,
+                results=results,
+                vs_baseline=versus,
+                cost=generation * size,
+                selection=selection,
+            )
+        )
     return found

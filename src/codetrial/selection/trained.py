@@ -82,6 +82,7 @@ def read_states(
     backend: ReadsStates,
     entries: Sequence[Entry],
     options: GenerationOptions,
+    *,
     cache: Path,
     progress: Callable[[int], None] = lambda done: None,
     computed: Callable[[int], None] = lambda items: None,
@@ -276,9 +277,15 @@ class TrainedJudge:
             if data.get("format") not in (FORMAT, CENTRED_FORMAT):
                 raise ValueError(f"its format is {data.get('format')!r}, not {FORMAT!r}")
             heads = {name: Head(**h) for name, h in data["heads"].items()}
-            return cls(data["judge"], data["model_sha256"], data["pooling"],
-                       data["prompt_sha256"], heads, data["trained_on"],
-                       data["format"] == CENTRED_FORMAT)  # fmt: skip
+            return cls(
+                judge=data["judge"],
+                model_sha256=data["model_sha256"],
+                pooling=data["pooling"],
+                prompt_sha256=data["prompt_sha256"],
+                heads=heads,
+                trained_on=data["trained_on"],
+                centred=data["format"] == CENTRED_FORMAT,
+            )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
                 f"{path}: not a trained judge this version reads ({exc}); "

@@ -182,5 +182,12 @@ def _question(
         paths.append(path)
     answer = Answer.parse(record["answer"], where) if "answer" in record else None
     reference = record.get("reference")
-    return QuestionTask(task_id, suite, question.strip(), tuple(paths), answer, packages,
-                        reference if isinstance(reference, str) else None)  # fmt: skip
+    return QuestionTask(
+        id=task_id,
+        suite=suite,
+        question=question.strip(),
+        files=tuple(paths),
+        answer=answer,
+        packages=packages,
+        reference=reference if isinstance(reference, str) else None,
+    )
