@@ -134,8 +134,14 @@ def test_store_and_artifacts(finished_run) -> None:  # type: ignore[no-untyped-d
     db = sqlite3.connect(run_dir / "trial.sqlite")
     assert db.execute("SELECT count(*) FROM attempts").fetchone() == (16,)
     folder = run_dir / "generated_code" / "scripted" / "two_sum"
-    for name in ("candidate_first.py", "candidate_repaired.py", "test_candidate.py",
-                 "test_hidden.py", "response_first.txt", "test_output_first.txt"):  # fmt: skip
+    for name in (
+        "candidate_first.py",
+        "candidate_repaired.py",
+        "test_candidate.py",
+        "test_hidden.py",
+        "response_first.txt",
+        "test_output_first.txt",
+    ):
         assert (folder / name).is_file(), name
     assert not (
         run_dir / "generated_code" / "scripted" / "rotate_matrix" / "candidate_first.py"
@@ -159,8 +165,7 @@ def test_backend_failure_is_infra_not_model(tmp_path: Path, contracts10) -> None
     )
     store = RunStore.create(tmp_path / "r2", manifest)
     pool = JudgePool(1, SandboxPolicy.of(config))
-    (result,) = run_trial(Trial(config, profile, pool, store), [task], [backend],
-                          lambda r: None)  # fmt: skip
+    (result,) = run_trial(Trial(config, profile, pool, store), [task], [backend], lambda r: None)
     pool.close()
     assert result.first.outcome is Outcome.INFRA_ERROR
     assert result.repairs == ()
@@ -194,8 +199,9 @@ def test_samples_give_pass_at_k_with_intervals(tmp_path: Path, contracts10) -> N
     )
     store = RunStore.create(tmp_path / "r3", manifest)
     pool = JudgePool(config.workers, SandboxPolicy.of(config))
-    results = run_trial(Trial(config, get_profile("builtins-only"), pool, store), tasks,
-                        [backend], lambda r: None)  # fmt: skip
+    results = run_trial(
+        Trial(config, get_profile("builtins-only"), pool, store), tasks, [backend], lambda r: None
+    )
     pool.close()
     assert len(results) == 6
     assert [o.seed for o in (config.options(i) for i in range(3))] == [42, 43, 44]

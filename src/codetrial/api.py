@@ -145,21 +145,23 @@ def _shape_conditions(
         "edit_format": edit_format,
         "prompt_profile": profile,
         "gate_profile": kind.gate(suite, tasks, gate),
-        "repair_attempts": tries - 1 if tries is not None else (
-            (2 if modes else 1) if repair_attempts is None else repair_attempts
-        ),
+        "repair_attempts": tries - 1
+        if tries is not None
+        else ((2 if modes else 1) if repair_attempts is None else repair_attempts),
         "limits": limits,
         "modes": modes,
-    }  # fmt: skip
+    }
 
 
 SERVER_KEYS = ("base_url", "ollama_url", "openai_url", "api_key")
 
 
 def server_endpoints(
-    base_url: str | None = None, ollama_url: str | None = None, openai_url: str | None = None,
+    base_url: str | None = None,
+    ollama_url: str | None = None,
+    openai_url: str | None = None,
     api_key: str | None = None,
-) -> Endpoints:  # fmt: skip
+) -> Endpoints:
     """Where the HTTP backends are: `base_url` for either unless its own is given."""
     return endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
 
@@ -217,15 +219,26 @@ def configure(
         samples=samples,
         prompt_profile=prompt_profile,
     )
-    config = RunConfig.validated({
-        "models": _names(models, "models"), "suite": suite, "data": data,
-        "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
-        "samples": samples, "temperature": temperature, "seed": seed, "think": think,
-        "workers": workers, "unsafe_host_exec": unsafe_host_exec,
-        "endpoints": server_endpoints(base_url, ollama_url, openai_url, api_key),
-        "efficiency": efficiency, "repos": repos, "wheels": wheels,
-        "packages": sorted(packages), **shaped,
-    })  # fmt: skip
+    config = RunConfig.validated(
+        {
+            "models": _names(models, "models"),
+            "suite": suite,
+            "data": data,
+            "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
+            "samples": samples,
+            "temperature": temperature,
+            "seed": seed,
+            "think": think,
+            "workers": workers,
+            "unsafe_host_exec": unsafe_host_exec,
+            "endpoints": server_endpoints(base_url, ollama_url, openai_url, api_key),
+            "efficiency": efficiency,
+            "repos": repos,
+            "wheels": wheels,
+            "packages": sorted(packages),
+            **shaped,
+        }
+    )
     return config, tasks
 
 
@@ -270,8 +283,9 @@ def run(
                 f"{run_dir} exists: finish it with --resume {run_dir}, or choose another name"
             )
     with _watched(progress) as watch:
-        conduct(config, tasks, run_dir, resume=resume is not None, progress=watch,
-                opened=backends or {})  # fmt: skip
+        conduct(
+            config, tasks, run_dir, resume=resume is not None, progress=watch, opened=backends or {}
+        )
     result = Run(run_dir)
     result.report()
     return result
@@ -313,8 +327,17 @@ def ask(
         write_question_suite(partial, question, paths, packages)
         partial.rename(folder)
     name = name or new_run_id(Path(runs_dir), "ask")
-    return run(str(folder), [model], runs_dir=runs_dir, name=name, progress=progress,
-               backends=backends, modes=["fix"], tries=rounds, **conditions)  # fmt: skip
+    return run(
+        str(folder),
+        [model],
+        runs_dir=runs_dir,
+        name=name,
+        progress=progress,
+        backends=backends,
+        modes=["fix"],
+        tries=rounds,
+        **conditions,
+    )
 
 
 def evaluate(
@@ -397,9 +420,14 @@ class Judge:
     """
 
     def __init__(
-        self, *, workers: int = 1, timeout: float | None = None, cpu_time: int | None = None,
-        gate: str | None = None, unsafe_host_exec: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        workers: int = 1,
+        timeout: float | None = None,
+        cpu_time: int | None = None,
+        gate: str | None = None,
+        unsafe_host_exec: bool = False,
+    ) -> None:
         """`timeout` and `cpu_time`: per test run (default: function tasks'); `gate`:
         the profile (default: each task's own)."""
         defaults = FUNCTION.defaults
@@ -478,8 +506,9 @@ def select(
     these tasks."""
     stored = run if isinstance(run, Run) else Run(run)
     names = strategy_names(strategies)
-    source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None, test_model,
-                        test_samples)  # fmt: skip
+    source = TestSource(
+        tests, prompt_map(test_prompts) if test_prompts else None, test_model, test_samples
+    )
     shown = steps(plain_console(stderr=True)) if progress else quietly
     with RunStore.open(stored.path) as store:
         baseline = against.path if isinstance(against, Run) else against

@@ -106,8 +106,12 @@ def judge_predictions(
         )
         recorded = with_environments(manifest, prepared.environments)
         with RunStore.create(job.runs_dir / manifest.run_id, recorded) as store:
-            items = [(model, task) for model in sorted(predictions) for task in tasks
-                     if task.id in predictions[model]]  # fmt: skip
+            items = [
+                (model, task)
+                for model in sorted(predictions)
+                for task in tasks
+                if task.id in predictions[model]
+            ]
             announce(store.run_dir, len(items))
             futures = [judged(pool, predictions[model][task.id], task) for model, task in items]
             for (model, task), future in zip(items, futures, strict=True):

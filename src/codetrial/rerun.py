@@ -117,9 +117,12 @@ def _rejudged(
 
 
 def rerun(
-    store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[AnyTask],
+    store: RunStore,
+    profile: Profile,
+    pool: JudgePool,
+    tasks: Sequence[AnyTask],
     views: Mapping[str, Localized] = {},
-) -> Rerun:  # fmt: skip
+) -> Rerun:
     """Re-judge every stored attempt that was judged (an infrastructure failure never
     reached the sandbox, so it is counted as not re-judged) and compare verdicts.
     `tasks` are the run's, as `stored_tasks` loads them; `views` what the model was
@@ -176,10 +179,15 @@ def rerun(
 
 
 def rejudge(
-    run_dir: Path, *, timeout: float | None = None, cpu_time: int | None = None,
-    memory_mb: int | None = None, gate: str | None = None, workers: int = 2,
+    run_dir: Path,
+    *,
+    timeout: float | None = None,
+    cpu_time: int | None = None,
+    memory_mb: int | None = None,
+    gate: str | None = None,
+    workers: int = 2,
     unsafe_host_exec: bool = False,
-) -> Rerun:  # fmt: skip
+) -> Rerun:
     """`rerun` on a run directory, under its recorded limits and gate unless some are
     given here."""
     with RunStore.open(run_dir) as store:

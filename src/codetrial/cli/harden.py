@@ -61,5 +61,6 @@ def harden(
         reason = hardenable(one)
         if reason:
             console.print(f"{one.id} left out: {reason}", highlight=False)
-    console.print(f"hardened suite: {path} (use it as --suite {path})", soft_wrap=True,
-                  highlight=False)  # fmt: skip
+    console.print(
+        f"hardened suite: {path} (use it as --suite {path})", soft_wrap=True, highlight=False
+    )

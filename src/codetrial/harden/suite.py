@@ -127,8 +127,10 @@ def harden(
             drawn = property_inputs(task, seeds, budget - budget // 2, seed)
             fresh = _interleaved(mutated, drawn, seeds)
             plain = [list(args) for args in fresh]
-            twice = [pool.submit_outputs(task.reference or "", task, plain, HARDEN_CPU_S)
-                     for _ in range(2)]  # fmt: skip
+            twice = [
+                pool.submit_outputs(task.reference or "", task, plain, HARDEN_CPU_S)
+                for _ in range(2)
+            ]
             pending.append((task, len(seeds), len(mutated) + len(drawn), fresh, twice))
         found = [
             _filtered(
@@ -144,8 +146,11 @@ def harden(
         ]
         checks = [(h, _reference_check(h, pool, seed)) for h in found]
         verified = [_verified(h, check) for h, check in checks]
-        bases = [(h.task, max((args for args, _ in h.cases), key=lambda a: len(source_of(a))))
-                 for h in verified if h.cases]  # fmt: skip
+        bases = [
+            (h.task, max((args for args, _ in h.cases), key=lambda a: len(source_of(a))))
+            for h in verified
+            if h.cases
+        ]
         heavy = heavy_inputs(pool, bases)
         return [
             dataclasses.replace(h, heavy=heavy[h.task.id]) if h.task.id in heavy else h
@@ -265,11 +270,18 @@ def write_suite(hardened: Sequence[Hardened], name: str, out: Path, seed: int) -
         for h in hardened:
             task = hardened_task(h, seed)
             prompt = task.prompt or _docstring_prompt(task.spec)
-            lines.append(json.dumps({
-                "task_id": task.id, "prompt": prompt, "entry_point": task.entry_point,
-                "canonical_solution": (task.reference or "").removeprefix(task.prompt),
-                "test": task.tests[0].source, "heavy_input": task.heavy_input,
-            }))  # fmt: skip
+            lines.append(
+                json.dumps(
+                    {
+                        "task_id": task.id,
+                        "prompt": prompt,
+                        "entry_point": task.entry_point,
+                        "canonical_solution": (task.reference or "").removeprefix(task.prompt),
+                        "test": task.tests[0].source,
+                        "heavy_input": task.heavy_input,
+                    }
+                )
+            )
         write_atomic(path, "\n".join(lines) + "\n")
         return path
     for h in hardened:

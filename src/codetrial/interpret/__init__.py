@@ -49,8 +49,9 @@ def question_sandbox(
 ) -> Iterator[Sandbox]:
     """A sandbox under `policy` with the questions' files in /data and `environment`
     importable."""
-    mounts = Mounts(packages=(environment.path,), preload=environment.preload,
-                    inputs=_inputs(tasks))  # fmt: skip
+    mounts = Mounts(
+        packages=(environment.path,), preload=environment.preload, inputs=_inputs(tasks)
+    )
     sandbox = open_sandbox(policy.with_mounts(mounts))
     try:
         yield sandbox

@@ -193,8 +193,7 @@ def states(store: RunStore, everything: list[Entry], judge: str, steps: Steps) -
             )
         sha = judge_backend.conditions().get("file_sha256", "")
         vectors = {key: state for key, (state, _) in read.items()}
-        return States(vectors, {key: p for key, (_, p) in read.items()}, sha,
-                      reader.hidden_pooling)  # fmt: skip
+        return States(vectors, {key: p for key, (_, p) in read.items()}, sha, reader.hidden_pooling)
     finally:
         judge_backend.close()
 

@@ -69,11 +69,13 @@ class ModelSelection:
                 {**asdict(r), "estimate": r.estimate.as_dict()} for r in self.strategies
             ],
             "subsets": [arm.as_dict() for arm in self.arms],
-            "baseline": self.baseline and {
-                "label": self.baseline.label, "estimate": self.baseline.estimate.as_dict(),
+            "baseline": self.baseline
+            and {
+                "label": self.baseline.label,
+                "estimate": self.baseline.estimate.as_dict(),
                 "cost": asdict(self.baseline.cost),
             },
-        }  # fmt: skip
+        }
 
 
 def strategy_names(strategies: str | Sequence[str]) -> list[str]:
