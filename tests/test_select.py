@@ -597,7 +597,7 @@ def test_select_from_subsets_reports_what_each_strategy_s_evidence_cost(
     scripted_run: tuple[Path, Path],
 ) -> None:
     run_dir, script = scripted_run
-    result = cli(
+    selecting = (
         "select",
         run_dir,
         "--strategies",
@@ -609,6 +609,7 @@ def test_select_from_subsets_reports_what_each_strategy_s_evidence_cost(
         "--repeats",
         "2",
     )
+    result = cli(*selecting)
     assert result.returncode == 0, result.stderr
     assert "selecting a task" in result.stdout
     ledger = json.loads((run_dir / "selection" / "costs.json").read_text())
@@ -622,18 +623,7 @@ def test_select_from_subsets_reports_what_each_strategy_s_evidence_cost(
     assert four["codet"]["seconds"] > one["codet"]["seconds"] > 0
     assert four["judge"]["seconds"] == pytest.approx(4 * one["judge"]["seconds"])
     assert four["judge"]["tokens"] == 0
-    again = cli(
-        "select",
-        run_dir,
-        "--strategies",
-        "random,codet,judge",
-        "--judge",
-        f"scripted/{script}",
-        "--subsets",
-        "1,4",
-        "--repeats",
-        "2",
-    )
+    again = cli(*selecting)
     assert again.returncode == 0, again.stderr
     assert json.loads((run_dir / "selection" / "costs.json").read_text()) == ledger
     assert "selecting: s / task" in (run_dir / "report.html").read_text()
