@@ -38,9 +38,11 @@ def _reused(
     llama = backend._load(options)
     before = [int(t) for t in llama.input_ids[: llama.n_tokens]]
     response = llama.create_chat_completion(
-        messages=wire(messages), temperature=options.temperature, seed=options.seed,
+        messages=wire(messages),
+        temperature=options.temperature,
+        seed=options.seed,
         max_tokens=options.max_tokens,
-    )  # fmt: skip
+    )
     n_prompt = response["usage"]["prompt_tokens"]
     _score_generated(llama, n_prompt)
     prompt = [int(t) for t in llama.input_ids[:n_prompt]]
@@ -86,14 +88,18 @@ def main(rounds: int, max_tokens: int) -> None:
     backend.close()
     print(f"{rounds} rounds of {len(prompts)} prompts, {max_tokens} new tokens at most")
     print(f"  load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")
-    print(f"  prompt tokens the previous request left cached (reused): median "
-          f"{statistics.median(cached):.0f}, {min(cached)} .. {max(cached)}")  # fmt: skip
+    print(
+        f"  prompt tokens the previous request left cached (reused): median "
+        f"{statistics.median(cached):.0f}, {min(cached)} .. {max(cached)}"
+    )
     print("                     median   round medians")
     for label, values in (("s/request", seconds), ("tokens/s ", rates)):
         for mode in MODES:
             medians = [statistics.median(round_) for round_ in values[mode]]
-            print(f"  {mode:6} {label}  {_pooled(values[mode]):7.2f}   "
-                  f"{min(medians):6.2f} .. {max(medians):6.2f}")  # fmt: skip
+            print(
+                f"  {mode:6} {label}  {_pooled(values[mode]):7.2f}   "
+                f"{min(medians):6.2f} .. {max(medians):6.2f}"
+            )
         print(f"  fresh / reused    {_pooled(values['fresh']) / _pooled(values['reused']):7.3f}x")
 
 

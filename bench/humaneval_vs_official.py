@@ -65,8 +65,20 @@ def distinct_copies(samples: Path, out: Path) -> None:
 def codetrial_run(samples: Path, runs: Path) -> tuple[float, list[bool], str]:
     codetrial = str(Path(sys.executable).with_name("codetrial"))
     # Efficiency against the references is codetrial's own extra: left out of the race.
-    seconds = timed([codetrial, "evaluate", str(samples), "--suite", "humaneval",
-                     "--workers", "2", "--runs-dir", str(runs), "--no-efficiency"])  # fmt: skip
+    seconds = timed(
+        [
+            codetrial,
+            "evaluate",
+            str(samples),
+            "--suite",
+            "humaneval",
+            "--workers",
+            "2",
+            "--runs-dir",
+            str(runs),
+            "--no-efficiency",
+        ]
+    )
     run_dir = max(runs.iterdir())
     lines = (run_dir / "samples_results.jsonl").read_text().splitlines()
     isolation = json.loads((run_dir / "manifest.json").read_text())["isolation"]
@@ -122,9 +134,13 @@ def main() -> None:
     one = folder / "one.jsonl"
     one.write_text(samples.read_text().splitlines()[0] + "\n")
     times: dict[str, list[float]] = {
-        "official": [], "codetrial": [], "distinct": [], "startup": [], "processes": [],
+        "official": [],
+        "codetrial": [],
+        "distinct": [],
+        "startup": [],
+        "processes": [],
         "processes-distinct": [],
-    }  # fmt: skip
+    }
     disagree = {"codetrial": 0, "distinct": 0}
     isolation = ""
     for _ in range(repeat):

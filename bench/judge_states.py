@@ -67,8 +67,10 @@ def main(run_dir: Path, shots: int, task_ids: list[str]) -> None:
         for mode in MODES if index % 2 == 0 else reversed(MODES):
             seconds, tokens = read(task, codes, shots, mode == "parts")
             totals[mode] += seconds
-            print(f"{task.id}: {len(codes)} candidates, {tokens} prompt tokens, "
-                  f"{mode}: {seconds:.1f} s")  # fmt: skip
+            print(
+                f"{task.id}: {len(codes)} candidates, {tokens} prompt tokens, "
+                f"{mode}: {seconds:.1f} s"
+            )
     print(f"{candidates} distinct candidates of {len(tasks)} tasks in {run_dir}, {shots}-shot")
     for mode, seconds in totals.items():
         print(f"  {mode:6} {seconds / candidates:6.2f} s a candidate")

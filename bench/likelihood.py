@@ -32,8 +32,13 @@ PROMPTS = (
 def main(runs: int) -> None:
     backend = create_backend("embedded", Endpoints())
     assert isinstance(backend, EmbeddedBackend)
-    per_token = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=2048, logits_all=True,
-                      n_threads=threads(), verbose=False)  # fmt: skip
+    per_token = Llama(
+        model_path=str(QWEN_CODER_05B.prepare()),
+        n_ctx=2048,
+        logits_all=True,
+        n_threads=threads(),
+        verbose=False,
+    )
     plain, scoring, slow = [], [], []
     for index in range(runs):
         messages = [Message("user", PROMPTS[index % len(PROMPTS)])]
@@ -49,8 +54,12 @@ def main(runs: int) -> None:
         started = time.perf_counter()
         response = per_token.create_chat_completion(
             messages=wire(messages),
-            temperature=0.8, seed=100 + index, max_tokens=200, logprobs=True, top_logprobs=1,
-        )  # fmt: skip
+            temperature=0.8,
+            seed=100 + index,
+            max_tokens=200,
+            logprobs=True,
+            top_logprobs=1,
+        )
         assert response["choices"][0]["logprobs"], "llama-cpp returned no per-token logprobs"
         slow.append(response["usage"]["completion_tokens"] / (time.perf_counter() - started))
     backend.close()

@@ -20,11 +20,14 @@ class LocalCluster:
         os.environ.update(RAY_ENV)
         try:
             self.cluster = Cluster(
-                initialize_head=True, connect=False,
-                head_node_args={"num_cpus": cpus if head_cpus is None else head_cpus,
-                                "node_ip_address": "127.0.0.1",
-                                "include_dashboard": False},
-            )  # fmt: skip
+                initialize_head=True,
+                connect=False,
+                head_node_args={
+                    "num_cpus": cpus if head_cpus is None else head_cpus,
+                    "node_ip_address": "127.0.0.1",
+                    "include_dashboard": False,
+                },
+            )
             self.worker = self.cluster.add_node(num_cpus=cpus, node_ip_address="127.0.0.1")
             self.cluster.wait_for_nodes()
         finally:

@@ -40,19 +40,34 @@ PROMPTS = CODET / "HumanEval_for_code_generation.jsonl"
 def judged(samples: Path, runs: Path, extra: list[str]) -> tuple[float, list[str]]:
     """Wall seconds of one `codetrial evaluate`, and every sample's outcome."""
     codetrial = str(Path(sys.executable).with_name("codetrial"))
-    argv = [codetrial, "evaluate", str(samples), "--suite", "humaneval", "--no-efficiency",
-            "--runs-dir", str(runs), *extra]  # fmt: skip
+    argv = [
+        codetrial,
+        "evaluate",
+        str(samples),
+        "--suite",
+        "humaneval",
+        "--no-efficiency",
+        "--runs-dir",
+        str(runs),
+        *extra,
+    ]
     started = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   env={**os.environ, **RAY_ENV})  # fmt: skip
+    subprocess.run(
+        argv,
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, **RAY_ENV},
+    )
     seconds = time.perf_counter() - started
     run_dir = max(runs.iterdir(), key=lambda p: p.stat().st_mtime)
     lines = (run_dir / "samples_results.jsonl").read_text().splitlines()
     return seconds, [json.loads(line)["outcome"] for line in lines]
 
 
-def compare(name: str, samples: Path, extra: list[str], address: str, repeat: int,
-            folder: Path) -> None:  # fmt: skip
+def compare(
+    name: str, samples: Path, extra: list[str], address: str, repeat: int, folder: Path
+) -> None:
     times: dict[str, list[float]] = {"local": [], "ray": []}
     differ = count = 0
     for _ in range(repeat):
@@ -66,8 +81,10 @@ def compare(name: str, samples: Path, extra: list[str], address: str, repeat: in
     print(f"{name}: {count} samples, median of {repeat}")
     print(f"  local, 2 sandboxes               {local:7.2f} s  {count / local:7.1f}/s")
     print(f"  Ray, 2 nodes x 1 sandbox         {ray:7.2f} s  {count / ray:7.1f}/s")
-    print(f"  Ray / local                      {ray / local:7.2f}x   "
-          f"verdicts differ on {differ} of {count * repeat}")  # fmt: skip
+    print(
+        f"  Ray / local                      {ray / local:7.2f}x   "
+        f"verdicts differ on {differ} of {count * repeat}"
+    )
 
 
 def main() -> None:
@@ -83,8 +100,14 @@ def main() -> None:
     try:
         compare("HumanEval file", samples, [], cluster.address, args.repeat, folder / "he")
         if args.pool:
-            compare("CodeT pool", POOL, ["--prompts", str(PROMPTS)], cluster.address,
-                    args.repeat, folder / "pool")  # fmt: skip
+            compare(
+                "CodeT pool",
+                POOL,
+                ["--prompts", str(PROMPTS)],
+                cluster.address,
+                args.repeat,
+                folder / "pool",
+            )
     finally:
         cluster.shutdown()
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

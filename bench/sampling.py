@@ -70,8 +70,10 @@ def main(prompts: int, model: str, sizes: list[int]) -> None:
             print(f"  {n:2}  {mode:10}  {wall:8.2f}  {rate:8.1f}  {evaluated:10}  {completion:14}")
         ratios = [a / b for a, b in zip(seconds["sequential"], seconds["together"], strict=True)]
         middle = statistics.median(ratios)
-        print(f"  {n:2}  sequential / together, per prompt: median {middle:.2f}x "
-              f"({min(ratios):.2f} .. {max(ratios):.2f})")  # fmt: skip
+        print(
+            f"  {n:2}  sequential / together, per prompt: median {middle:.2f}x "
+            f"({min(ratios):.2f} .. {max(ratios):.2f})"
+        )
     backend.close()
     print(f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")
 

@@ -73,8 +73,10 @@ def main(runs: int) -> None:
     def pytest_subprocess() -> None:
         subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_f.py"],
-            cwd=folder, check=True, capture_output=True,
-        )  # fmt: skip
+            cwd=folder,
+            check=True,
+            capture_output=True,
+        )
 
     def session() -> None:
         with sandbox.session(CODE) as candidate:

@@ -23,11 +23,34 @@ from codetrial.verdict import pool as pool_module
 from tests.conftest import fenced
 
 PUBLIC = {
-    "AttemptRecord", "CodetrialError", "Comparison", "Estimate", "Judge", "ModelSelection",
-    "Outcome", "Progress", "Run", "SelectionResult", "Task", "TaskResult", "TestResult",
-    "Verdict", "ask", "board", "compare", "configure", "evaluate", "judge", "load_tasks",
-    "open_run", "plan_sweep", "run", "run_sweep", "select", "write_board",
-}  # fmt: skip
+    "AttemptRecord",
+    "CodetrialError",
+    "Comparison",
+    "Estimate",
+    "Judge",
+    "ModelSelection",
+    "Outcome",
+    "Progress",
+    "Run",
+    "SelectionResult",
+    "Task",
+    "TaskResult",
+    "TestResult",
+    "Verdict",
+    "ask",
+    "board",
+    "compare",
+    "configure",
+    "evaluate",
+    "judge",
+    "load_tasks",
+    "open_run",
+    "plan_sweep",
+    "run",
+    "run_sweep",
+    "select",
+    "write_board",
+}
 CLI = Path(codetrial.__file__).parent / "cli"
 WRONG = "def {name}(*args, **kwargs):\n    return None\n"
 
@@ -47,10 +70,16 @@ def test_the_public_names_are_exactly_these_and_import_lazily() -> None:
     with pytest.raises(AttributeError):
         codetrial.pipeline_internals  # type: ignore[attr-defined]  # noqa: B018
     loaded = subprocess.run(
-        [sys.executable, "-c", "import codetrial, sys; print(sorted(m for m in sys.modules "
-         "if m.startswith('codetrial')))"],
-        capture_output=True, text=True, check=True,
-    ).stdout  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import codetrial, sys; print(sorted(m for m in sys.modules "
+            "if m.startswith('codetrial')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert loaded.strip() == "['codetrial']"
 
 
@@ -61,8 +90,12 @@ def test_the_commands_call_the_api_not_the_machinery(command: str) -> None:
     tree = ast.parse((CLI / f"{command}.py").read_text())
     imported = {
         node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
-    } | {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
-         for alias in node.names}  # fmt: skip
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
     ours = {m for m in imported if m.split(".")[0] == "codetrial"}
     allowed = {"codetrial", "codetrial.config", "codetrial.samples"}
     assert {m for m in ours if not m.startswith("codetrial.cli")} <= allowed
@@ -162,15 +195,22 @@ class Recorder:
 def test_run_open_run_and_compare(tmp_path: Path, contracts10: dict[str, Task]) -> None:
     palindrome, two_sum = contracts10["palindrome"], contracts10["two_sum"]
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({
-        "palindrome": [fenced(palindrome.reference or "")],
-        "two_sum": [fenced(WRONG.format(name="two_sum")), fenced(two_sum.reference or "")],
-    }))  # fmt: skip
+    script.write_text(
+        json.dumps(
+            {
+                "palindrome": [fenced(palindrome.reference or "")],
+                "two_sum": [fenced(WRONG.format(name="two_sum")), fenced(two_sum.reference or "")],
+            }
+        )
+    )
     watched = Recorder()
     run = codetrial.run(
-        "contracts10", [f"scripted/{script}"], task_ids=["palindrome", "two_sum"],
-        runs_dir=tmp_path / "runs", progress=watched,
-    )  # fmt: skip
+        "contracts10",
+        [f"scripted/{script}"],
+        task_ids=["palindrome", "two_sum"],
+        runs_dir=tmp_path / "runs",
+        progress=watched,
+    )
     assert watched.started == [(run.path, 2)]
     assert [(r.task_id, r.attempt, r.passed) for r in watched.records] == [
         ("palindrome", 0, True), ("two_sum", 0, False), ("two_sum", 1, True),
@@ -189,8 +229,9 @@ def test_run_open_run_and_compare(tmp_path: Path, contracts10: dict[str, Task]) 
     ]
     references = codetrial.evaluate(
         [{"task_id": t.id, "solution": t.reference} for t in (palindrome, two_sum)],
-        suite="contracts10", runs_dir=tmp_path / "runs",
-    )  # fmt: skip
+        suite="contracts10",
+        runs_dir=tmp_path / "runs",
+    )
     comparison = codetrial.compare(run, references, tmp_path / "compare.html")
     assert comparison.as_dict()["gained"] == ["two_sum"] and comparison.passed_b == 2
     assert (tmp_path / "compare.html").is_file()
@@ -226,11 +267,16 @@ def test_a_benchmark_is_asked_in_its_prompt_profile(tmp_path: Path) -> None:
     runs = {}
     for profile in ("codetrial", "evalplus-instruct"):
         runs[profile] = codetrial.run(
-            "humaneval", [f"scripted/{script}"], task_ids=[task.id], prompt_profile=profile,
-            runs_dir=tmp_path / profile, efficiency=False,
-        )  # fmt: skip
-    asked = {p: [(m["role"], m["content"]) for m in r.attempts()[0].messages]
-             for p, r in runs.items()}  # fmt: skip
+            "humaneval",
+            [f"scripted/{script}"],
+            task_ids=[task.id],
+            prompt_profile=profile,
+            runs_dir=tmp_path / profile,
+            efficiency=False,
+        )
+    asked = {
+        p: [(m["role"], m["content"]) for m in r.attempts()[0].messages] for p, r in runs.items()
+    }
     assert [role for role, _ in asked["codetrial"]] == ["system", "user"]
     ((role, request),) = asked["evalplus-instruct"]
     assert role == "user" and request.startswith("Please provide a self-contained Python script")

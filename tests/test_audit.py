@@ -31,8 +31,11 @@ def test_each_mutant_is_one_distinct_change_that_parses() -> None:
     assert [m.number for m in found] == list(range(1, len(found) + 1))
     for mutant in found:
         ast.parse(mutant.source)
-        changed = [line for line in mutant.diff(CLAMP).splitlines()
-                   if line.startswith("+") and not line.startswith("+++")]  # fmt: skip
+        changed = [
+            line
+            for line in mutant.diff(CLAMP).splitlines()
+            if line.startswith("+") and not line.startswith("+++")
+        ]
         assert len(changed) == 1, mutant
     operators = {m.operator for m in found}
     assert {"comparison", "statement removed", "returns None"} <= operators
@@ -50,12 +53,17 @@ def _clamp_task(folder: Path, hidden: str) -> Task:
 
 
 def test_weak_tests_let_mutants_survive_and_stronger_ones_kill_them(tmp_path: Path) -> None:
-    weak = _clamp_task(tmp_path / "weak", "from candidate import clamp\n\n\n"
-                       "def test_below():\n    assert clamp(-5, 0, 10) == 0\n")  # fmt: skip
-    strong = _clamp_task(tmp_path / "strong", "from candidate import clamp\n\n\n"
-                         "def test_edges():\n    assert clamp(-5, 0, 10) == 0\n"
-                         "    assert clamp(15, 0, 10) == 10\n    assert clamp(0, 0, 10) == 0\n"
-                         "    assert clamp(10, 0, 10) == 10\n")  # fmt: skip
+    weak = _clamp_task(
+        tmp_path / "weak",
+        "from candidate import clamp\n\n\ndef test_below():\n    assert clamp(-5, 0, 10) == 0\n",
+    )
+    strong = _clamp_task(
+        tmp_path / "strong",
+        "from candidate import clamp\n\n\n"
+        "def test_edges():\n    assert clamp(-5, 0, 10) == 0\n"
+        "    assert clamp(15, 0, 10) == 10\n    assert clamp(0, 0, 10) == 0\n"
+        "    assert clamp(10, 0, 10) == 10\n",
+    )
     first, second = audit([weak, strong], workers=2)
     assert first.killed_by(Visibility.VISIBLE) is not None
     assert first.survivors and len(second.survivors) < len(first.survivors)

@@ -223,9 +223,18 @@ def test_ollama_url_flag_wins_over_ollama_host(
 def test_cli_run_end_to_end(wire: OllamaWire, tmp_path: Path) -> None:
     wire.reply = lambda body: f"Here you go.\n\n```python\n{REFERENCE.rstrip()}\n```\n"
     result = _cli(
-        "run", "--model", "ollama/qwen3:8b", "--ollama-url", wire.url,
-        "--suite", "contracts10", "--task", "palindrome", "--runs-dir", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--model",
+        "ollama/qwen3:8b",
+        "--ollama-url",
+        wire.url,
+        "--suite",
+        "contracts10",
+        "--task",
+        "palindrome",
+        "--runs-dir",
+        str(tmp_path),
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "1/1" in result.stdout
@@ -248,9 +257,16 @@ def test_cli_run_end_to_end(wire: OllamaWire, tmp_path: Path) -> None:
 
 def test_cli_run_with_the_server_down(dead_url: str, tmp_path: Path) -> None:
     result = _cli(
-        "run", "--model", "ollama/qwen3:8b", "--ollama-url", dead_url,
-        "--task", "palindrome", "--runs-dir", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--model",
+        "ollama/qwen3:8b",
+        "--ollama-url",
+        dead_url,
+        "--task",
+        "palindrome",
+        "--runs-dir",
+        str(tmp_path),
+    )
     output = result.stdout + result.stderr
     assert result.returncode == BackendUnavailable.exit_code, output
     stderr = " ".join(result.stderr.split())  # undo any line wrapping
@@ -295,9 +311,15 @@ def test_cli_run_stops_when_the_server_loses_the_model(
 
     wire.reply = answer_then_lose_the_model
     result = _cli(
-        "run", "--model", "ollama/qwen3:8b", "--ollama-url", wire.url, *TWO_TASKS,
-        "--runs-dir", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--model",
+        "ollama/qwen3:8b",
+        "--ollama-url",
+        wire.url,
+        *TWO_TASKS,
+        "--runs-dir",
+        str(tmp_path),
+    )
     refused = f"{wire.url}/api/chat refused the request: HTTP 404 Not Found"
     run_dir, stderr = refused_and_saved(result, tmp_path, refused)
     assert "not found, try pulling it first" in stderr
@@ -323,9 +345,15 @@ def test_cli_run_records_a_failing_server_as_infra_error(
     wire.reply = _references(contracts10)
     wire.fail_next(2 * (RETRIES + 1))
     result = _cli(
-        "run", "--model", "ollama/qwen3:8b", "--ollama-url", wire.url, *TWO_TASKS,
-        "--runs-dir", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--model",
+        "ollama/qwen3:8b",
+        "--ollama-url",
+        wire.url,
+        *TWO_TASKS,
+        "--runs-dir",
+        str(tmp_path),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     (run_dir,) = tmp_path.iterdir()
     stored = _stored(run_dir)
@@ -341,8 +369,12 @@ def test_cli_run_records_a_failing_server_as_infra_error(
 
 
 def test_judge_reads_top_logprobs_from_the_wire(wire: OllamaWire) -> None:
-    wire.top_logprobs = [("Yes", math.log(0.6)), ("No", math.log(0.3)), (" yes", math.log(0.05)),
-                         ("Maybe", math.log(0.04))]  # fmt: skip
+    wire.top_logprobs = [
+        ("Yes", math.log(0.6)),
+        ("No", math.log(0.3)),
+        (" yes", math.log(0.05)),
+        ("Maybe", math.log(0.04)),
+    ]
     judged = _backend(wire.url).yes_probability(MESSAGES, OPTIONS)
     assert judged == pytest.approx(0.65 / 0.95)
     body = wire.chat_bodies[-1]

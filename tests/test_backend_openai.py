@@ -59,10 +59,22 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = _free_port()
     log_path = tmp_path_factory.mktemp("llama-server") / "server.log"
     argv = [
-        sys.executable, "-m", "llama_cpp.server", "--model", str(gguf),
-        "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--model_alias", ALIAS,
-        "--api_key", API_KEY,
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "llama_cpp.server",
+        "--model",
+        str(gguf),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--n_ctx",
+        "2048",
+        "--model_alias",
+        ALIAS,
+        "--api_key",
+        API_KEY,
+    ]
     with log_path.open("wb") as log:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT)
         try:
@@ -163,9 +175,18 @@ def test_a_url_without_v1_says_what_to_fix(llama_url: str) -> None:
 
 def test_cli_run_with_a_wrong_api_key(llama_url: str, tmp_path: Path) -> None:
     result = _cli(
-        "run", "--model", f"openai/{ALIAS}", "--openai-url", llama_url, "--api-key", "sk-wrong",
-        "--task", "palindrome", "--runs-dir", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--model",
+        f"openai/{ALIAS}",
+        "--openai-url",
+        llama_url,
+        "--api-key",
+        "sk-wrong",
+        "--task",
+        "palindrome",
+        "--runs-dir",
+        str(tmp_path),
+    )
     output = result.stdout + result.stderr
     assert result.returncode == BackendRefused.exit_code, output
     stderr = " ".join(result.stderr.split())
@@ -210,8 +231,17 @@ class _OpenAIWire(BaseHTTPRequestHandler):
         ):
             return False
         message = "Incorrect API key provided."
-        self._send(401, {"error": {"message": message, "type": "invalid_request_error",
-                                   "param": None, "code": "invalid_api_key"}})  # fmt: skip
+        self._send(
+            401,
+            {
+                "error": {
+                    "message": message,
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_api_key",
+                }
+            },
+        )
         return True
 
     def do_GET(self) -> None:
@@ -329,9 +359,20 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_cli_run_end_to_end(llama_url: str, tmp_path: Path) -> None:
     result = _cli(
-        "run", "--model", f"openai/{ALIAS}", "--openai-url", llama_url, "--api-key", API_KEY,
-        "--task", "palindrome", "--max-tokens", "256", "--runs-dir", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--model",
+        f"openai/{ALIAS}",
+        "--openai-url",
+        llama_url,
+        "--api-key",
+        API_KEY,
+        "--task",
+        "palindrome",
+        "--max-tokens",
+        "256",
+        "--runs-dir",
+        str(tmp_path),
+    )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output
     assert "Traceback" not in output
@@ -349,8 +390,10 @@ def test_judge_reads_the_first_token_s_top_logprobs(llama_url: str) -> None:
     float rounding: the server evaluates the prompt with logits for every position (its
     logprobs need them), a differently shaped output matmul than the in-process judge's,
     which moves P(yes) by about 0.02 in llama.cpp's AVX2 build."""
-    messages = [Message("system", "Answer with one word: yes or no."),
-                Message("user", "Is 7 a prime number? Answer yes or no.")]  # fmt: skip
+    messages = [
+        Message("system", "Answer with one word: yes or no."),
+        Message("user", "Is 7 a prime number? Answer yes or no."),
+    ]
     served = OpenAIBackend(ALIAS, _endpoints(llama_url)).yes_probability(messages, OPTIONS)
     embedded = create_backend("embedded", Endpoints())
     try:
@@ -369,10 +412,22 @@ def test_cli_run_stops_when_the_key_is_refused_mid_run(
     wire.api_key, wire.revoke_after = "sk-old", 1
     url = _wire_url(wire)
     result = _cli(
-        "run", "--model", "openai/wire-model", "--openai-url", url, "--api-key", "sk-old",
-        "--task", "palindrome", "--task", "two_sum", "--repair-attempts", "0",
-        "--runs-dir", str(tmp_path),
-    )  # fmt: skip
+        "run",
+        "--model",
+        "openai/wire-model",
+        "--openai-url",
+        url,
+        "--api-key",
+        "sk-old",
+        "--task",
+        "palindrome",
+        "--task",
+        "two_sum",
+        "--repair-attempts",
+        "0",
+        "--runs-dir",
+        str(tmp_path),
+    )
     refused = f"{url}/chat/completions refused the request: HTTP 401 Unauthorized"
     run_dir, stderr = refused_and_saved(result, tmp_path, refused)
     assert "Incorrect API key provided." in stderr

@@ -82,8 +82,9 @@ def test_the_manifest_records_the_binary_that_ran(
     script = tmp_path / "script.json"
     reference = contracts10["palindrome"].reference or ""
     script.write_text(json.dumps({"palindrome": [fenced(reference)]}))
-    run = codetrial.run("contracts10", [f"scripted/{script}"], task_ids=["palindrome"],
-                        runs_dir=tmp_path)  # fmt: skip
+    run = codetrial.run(
+        "contracts10", [f"scripted/{script}"], task_ids=["palindrome"], runs_dir=tmp_path
+    )
     recorded = run.manifest.bwrap
     binary = Path(recorded["path"])
     assert recorded["sha256"] == hashlib.sha256(binary.read_bytes()).hexdigest()

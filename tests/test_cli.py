@@ -129,8 +129,9 @@ def test_run_user_suite_then_rebuild_report(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"double": [fenced("def double(x):\n    return 2 * x\n")]}))
     runs = tmp_path / "runs"
-    result = cli("run", "--model", f"scripted/{script}", "--suite", tmp_path / "suite",
-                 "--runs-dir", runs)  # fmt: skip
+    result = cli(
+        "run", "--model", f"scripted/{script}", "--suite", tmp_path / "suite", "--runs-dir", runs
+    )
     assert result.returncode == 0, result.stderr
     assert "1/1" in result.stdout and "report.html" in result.stdout
     (run_dir,) = runs.iterdir()
@@ -152,8 +153,16 @@ def test_unsafe_host_exec_is_recorded_and_shown(
     tmp_path: Path, contracts10: dict[str, Task]
 ) -> None:
     script = _script_for(contracts10["palindrome"], tmp_path)
-    result = cli("run", "--model", f"scripted/{script}", "--task", "palindrome",
-                 "--runs-dir", tmp_path / "runs", "--unsafe-host-exec")  # fmt: skip
+    result = cli(
+        "run",
+        "--model",
+        f"scripted/{script}",
+        "--task",
+        "palindrome",
+        "--runs-dir",
+        tmp_path / "runs",
+        "--unsafe-host-exec",
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     manifest = json.loads((run_dir / "manifest.json").read_text())
@@ -173,8 +182,9 @@ def test_refuses_to_execute_without_namespaces(tmp_path: Path) -> None:
     assert refused.returncode == 6
     assert "--unsafe-host-exec" in refused.stderr and "namespaces" in refused.stderr
     _no_traceback(refused)
-    allowed = subprocess.run([*jail, *args, "--unsafe-host-exec"], capture_output=True,
-                             text=True, env=CLI_ENV)  # fmt: skip
+    allowed = subprocess.run(
+        [*jail, *args, "--unsafe-host-exec"], capture_output=True, text=True, env=CLI_ENV
+    )
     assert allowed.returncode == 1 and "isolation: host" in allowed.stdout
 
 
@@ -195,8 +205,9 @@ def test_a_broken_test_file_is_the_task_s_fault_and_stops_before_any_model_call(
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"double": [fenced("def double(x):\n    return 2 * x\n")]}))
     runs = tmp_path / "runs"
-    result = cli("run", "--model", f"scripted/{script}", "--suite", tmp_path / "suite",
-                 "--runs-dir", runs)  # fmt: skip
+    result = cli(
+        "run", "--model", f"scripted/{script}", "--suite", tmp_path / "suite", "--runs-dir", runs
+    )
     assert result.returncode == 3
     assert re.search(message, result.stderr.replace("\n", "")), result.stderr
     assert not runs.exists()
@@ -230,12 +241,23 @@ def test_check_reads_a_model_response_as_run_does(tmp_path: Path) -> None:
         + "\nThis adds one to each element."
     )
     data = FIXTURES / "benchmarks" / "HumanEvalPlus.jsonl"
-    result = cli("check", response, "--task", "HumanEval/0", "--suite", "humaneval+",
-                 "--data", data)  # fmt: skip
+    result = cli(
+        "check", response, "--task", "HumanEval/0", "--suite", "humaneval+", "--data", data
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert re.search(r"isolation: bwrap\+seccomp\+\S*rlimits\s+gate: off", result.stdout)
-    strict = cli("check", response, "--task", "HumanEval/0", "--suite", "humaneval+",
-                 "--data", data, "--gate", "builtins-only")  # fmt: skip
+    strict = cli(
+        "check",
+        response,
+        "--task",
+        "HumanEval/0",
+        "--suite",
+        "humaneval+",
+        "--data",
+        data,
+        "--gate",
+        "builtins-only",
+    )
     assert strict.returncode == 1 and "rejected" in strict.stdout and "G001" in strict.stdout
 
 
@@ -244,9 +266,9 @@ def test_check_extracts_a_benchmark_response_as_its_prompt_profile_does(tmp_path
     run under the default profile judges it: a wrong example call after the function
     fails it only under `--prompt-profile codetrial`, which runs all of its code."""
     response = tmp_path / "response.txt"
-    response.write_text(fenced(
-        "def add_one(xs):\n    return [x + 1 for x in xs]\n\nassert add_one([1]) == [3]\n"
-    ))  # fmt: skip
+    response.write_text(
+        fenced("def add_one(xs):\n    return [x + 1 for x in xs]\n\nassert add_one([1]) == [3]\n")
+    )
     data = FIXTURES / "benchmarks" / "HumanEvalPlus.jsonl"
     where = ("--task", "HumanEval/0", "--suite", "humaneval+", "--data", data)
     default = cli("check", response, *where)

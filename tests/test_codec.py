@@ -12,11 +12,24 @@ from codetrial.sandbox import codec
 @pytest.mark.parametrize(
     "value",
     [
-        None, True, 0, -(2**100), 1.5, "ü", [], [1, [2, [3]]], (1, (2,)), {1, 2},
-        frozenset({"a"}), b"\x00\xff", bytearray(b"ab"), {(1, 2): [3], "k": {"n": None}},
-        float("inf"), float("-inf"),
+        None,
+        True,
+        0,
+        -(2**100),
+        1.5,
+        "ü",
+        [],
+        [1, [2, [3]]],
+        (1, (2,)),
+        {1, 2},
+        frozenset({"a"}),
+        b"\x00\xff",
+        bytearray(b"ab"),
+        {(1, 2): [3], "k": {"n": None}},
+        float("inf"),
+        float("-inf"),
     ],
-)  # fmt: skip
+)
 def test_round_trip(value: object) -> None:
     decoded = codec.decode(codec.encode(value))
     assert decoded == value and type(decoded) is type(value)

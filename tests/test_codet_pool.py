@@ -35,12 +35,31 @@ def test_pool_and_codet_reproduce_the_published_figures(tmp_path: Path) -> None:
     assert POOL.is_file(), f"the CodeT data is expected at {CODET} (shared/ beside the repo)"
     started = time.monotonic()
     result = subprocess.run(
-        [CODETRIAL, "select", "--pool", str(POOL), "--suite", "humaneval",
-         "--prompts", str(PROMPTS), "--tests", str(TESTS), "--test-prompts", str(TEST_PROMPTS),
-         "--strategies", "first,random,codet,oracle", "--workers", "2",
-         "--runs-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=3000, env=CLI_ENV,
-    )  # fmt: skip
+        [
+            CODETRIAL,
+            "select",
+            "--pool",
+            str(POOL),
+            "--suite",
+            "humaneval",
+            "--prompts",
+            str(PROMPTS),
+            "--tests",
+            str(TESTS),
+            "--test-prompts",
+            str(TEST_PROMPTS),
+            "--strategies",
+            "first,random,codet,oracle",
+            "--workers",
+            "2",
+            "--runs-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=3000,
+        env=CLI_ENV,
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = tmp_path.iterdir()
     figures = json.loads((run_dir / "results.json").read_text())["pass_at_k"][0]["first"]

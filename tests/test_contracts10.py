@@ -12,10 +12,17 @@ from codetrial.tasks import Task, known_suites
 from tests.conftest import FIXTURES
 
 TASK_IDS = [
-    "balanced_brackets", "longest_common_prefix", "merge_intervals", "moving_average",
-    "palindrome", "rotate_matrix", "run_length_encoding", "shortest_path_grid",
-    "top_k_frequent", "two_sum",
-]  # fmt: skip
+    "balanced_brackets",
+    "longest_common_prefix",
+    "merge_intervals",
+    "moving_average",
+    "palindrome",
+    "rotate_matrix",
+    "run_length_encoding",
+    "shortest_path_grid",
+    "top_k_frequent",
+    "two_sum",
+]
 WRONG = sorted((FIXTURES / "wrong").glob("*/*.py"))
 
 

@@ -33,8 +33,11 @@ main()
 def core(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", WITHOUT_EXTRAS, *map(str, args)],
-        capture_output=True, text=True, timeout=300, env=CLI_ENV,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=CLI_ENV,
+    )
 
 
 def test_the_core_judges_a_folder_suite_and_names_the_extras(
@@ -56,8 +59,9 @@ def test_the_core_judges_a_folder_suite_and_names_the_extras(
     prompts.write_text(json.dumps({"task_id": "two_sum", "prompt": "P"}) + "\n")
     asserted = "assert two_sum([2, 7, 11, 15], 9) == (0, 1)\n"
     tests.write_text(json.dumps({"prompt": "P", "samples": [asserted]}) + "\n")
-    ranked = core("select", run_dir, "--strategies", "ranker", "--tests", tests,
-                  "--test-prompts", prompts)  # fmt: skip
+    ranked = core(
+        "select", run_dir, "--strategies", "ranker", "--tests", tests, "--test-prompts", prompts
+    )
     assert ranked.returncode == 2, ranked.stdout + ranked.stderr
     assert "pip install 'codetrial[ranker]'" in " ".join(ranked.stderr.split())
 

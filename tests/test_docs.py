@@ -37,10 +37,7 @@ def _anchors(page: Path) -> set[str]:
 
 
 def _relative_links(page: Path) -> list[str]:
-    return [
-        target for target in LINK.findall(_prose(page))
-        if not re.match(r"[a-z]+:", target)
-    ]  # fmt: skip
+    return [target for target in LINK.findall(_prose(page)) if not re.match(r"[a-z]+:", target)]
 
 
 def test_commands_md_is_the_help_the_commands_print_now() -> None:
@@ -51,12 +48,21 @@ def test_commands_md_is_the_help_the_commands_print_now() -> None:
 
 
 def test_the_commands_page_is_the_same_from_any_terminal() -> None:
-    env = {**os.environ, "COLUMNS": "40", "TERMINAL_WIDTH": "40", "FORCE_COLOR": "1",
-           "TERM": "xterm-256color"}  # fmt: skip
+    env = {
+        **os.environ,
+        "COLUMNS": "40",
+        "TERMINAL_WIDTH": "40",
+        "FORCE_COLOR": "1",
+        "TERM": "xterm-256color",
+    }
     printed = subprocess.run(
-        [sys.executable, "-m", "codetrial.cli.helpdoc"], capture_output=True, text=True,
-        env=env, timeout=120, check=True,
-    ).stdout  # fmt: skip
+        [sys.executable, "-m", "codetrial.cli.helpdoc"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=True,
+    ).stdout
     assert printed == commands_md()
     assert "\x1b[" not in printed
 

@@ -126,8 +126,12 @@ def test_passing_candidates_are_measured_against_the_reference_and_slow_ones_fla
 
 def test_efficiency_can_be_left_out(tmp_path: Path) -> None:
     (task,) = load_suite("contracts10", ["two_sum"])
-    run = codetrial.evaluate([{"task_id": "two_sum", "solution": task.reference}],
-                             suite="contracts10", runs_dir=tmp_path, efficiency=False)  # fmt: skip
+    run = codetrial.evaluate(
+        [{"task_id": "two_sum", "solution": task.reference}],
+        suite="contracts10",
+        runs_dir=tmp_path,
+        efficiency=False,
+    )
     assert not (run.path / "efficiency.json").exists()
     assert run.as_dict()["efficiency"] is None
     (attempt,) = run.attempts()

@@ -101,8 +101,9 @@ def test_likelihood_equals_llama_cpp_s_own_full_logits(embedded: EmbeddedBackend
     llama = embedded._llama
     tokens = [int(t) for t in llama.input_ids[: llama.n_tokens]]
     n_prompt = generation.prompt_tokens or 0
-    reference = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=2048, logits_all=True,
-                      verbose=False)  # fmt: skip
+    reference = Llama(
+        model_path=str(QWEN_CODER_05B.prepare()), n_ctx=2048, logits_all=True, verbose=False
+    )
     reference.eval(tokens[:n_prompt])
     reference.n_tokens = n_prompt - 1
     reference.eval(tokens[n_prompt - 1 :])
@@ -192,17 +193,37 @@ def _responses(runs_dir: Path) -> dict[tuple[str, int, int], tuple[str, float | 
 def test_a_killed_and_resumed_sampled_run_answers_as_an_uninterrupted_one(tmp_path: Path) -> None:
     """The resumed process starts with a fresh model where the uninterrupted run had
     just answered another request; the stored responses are the same all the same."""
-    args = [CODETRIAL, "run", "--task", "palindrome", "--task", "two_sum", "--samples", "2",
-            "--temperature", "0.8", "--max-tokens", "48", "--repair-attempts", "0"]  # fmt: skip
-    straight = subprocess.run([*args, "--runs-dir", str(tmp_path / "straight")],
-                              capture_output=True, text=True, timeout=600, env=CLI_ENV)  # fmt: skip
+    args = [
+        CODETRIAL,
+        "run",
+        "--task",
+        "palindrome",
+        "--task",
+        "two_sum",
+        "--samples",
+        "2",
+        "--temperature",
+        "0.8",
+        "--max-tokens",
+        "48",
+        "--repair-attempts",
+        "0",
+    ]
+    straight = subprocess.run(
+        [*args, "--runs-dir", str(tmp_path / "straight")],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=CLI_ENV,
+    )
     assert straight.returncode == 0, straight.stderr
     expected = _responses(tmp_path / "straight")
     assert len(expected) == 4
 
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([*args, "--runs-dir", str(killed)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [*args, "--runs-dir", str(killed)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline and not _responses(killed):
         time.sleep(0.05)
@@ -211,8 +232,13 @@ def test_a_killed_and_resumed_sampled_run_answers_as_an_uninterrupted_one(tmp_pa
     assert 1 <= len(_responses(killed)) < 4, "the kill did not land mid-run"
 
     (run_dir,) = killed.iterdir()
-    resumed = subprocess.run([CODETRIAL, "run", "--resume", str(run_dir)], capture_output=True,
-                             text=True, timeout=600, env=CLI_ENV)  # fmt: skip
+    resumed = subprocess.run(
+        [CODETRIAL, "run", "--resume", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=CLI_ENV,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert _responses(killed) == expected
 
@@ -247,8 +273,13 @@ def test_samples_drawn_together_differ_and_replay_from_their_seeds(
 
 
 def test_the_catalogue_lists_both_models_and_the_larger_one_generates() -> None:
-    listed = subprocess.run([CODETRIAL, "models"], capture_output=True, text=True,
-                            timeout=120, env={**CLI_ENV, "COLUMNS": "400"})  # fmt: skip
+    listed = subprocess.run(
+        [CODETRIAL, "models"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**CLI_ENV, "COLUMNS": "400"},
+    )
     assert listed.returncode == 0, listed.stderr
     for model in (QWEN_CODER_05B, QWEN_CODER_15B):
         assert model.sha256 in listed.stdout and f"{model.size:,}" in listed.stdout
@@ -267,7 +298,12 @@ def test_unknown_embedded_names_get_the_catalogue() -> None:
     with pytest.raises(ConfigError, match=r"unknown embedded model 'embedded/7b'.*embedded/1\.5b"):
         create_backend("embedded/7b", Endpoints())
     for args, says in ((["--prepare", "7b"], "embedded/1.5b"), (["1.5b"], "add --prepare")):
-        result = subprocess.run([CODETRIAL, "models", *args], capture_output=True, text=True,
-                                timeout=60, env={**CLI_ENV, "COLUMNS": "400"})  # fmt: skip
+        result = subprocess.run(
+            [CODETRIAL, "models", *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**CLI_ENV, "COLUMNS": "400"},
+        )
         assert result.returncode == 2 and says in result.stderr, result.stderr
         assert "Traceback" not in result.stderr

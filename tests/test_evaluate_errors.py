@@ -50,7 +50,10 @@ def test_a_sandbox_error_is_an_infra_error_verdict(
         "".join(json.dumps({"task_id": t.id, "solution": t.reference}) + "\n" for t in tasks)
     )
     config = RunConfig(models=[MODEL], repair_attempts=0)
-    store = RunStore.create(tmp_path / "run", new_manifest("r", config, tasks, {}, {}, "", ""))
+    store = RunStore.create(
+        tmp_path / "run",
+        new_manifest("r", config, tasks, backends={}, prompts={}, system_prompt="", isolation=""),
+    )
     pool = _SandboxFailsFor(tasks[1].reference or "")
     try:
         items = read_samples(read_jsonl(samples), tasks)

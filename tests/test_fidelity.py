@@ -35,8 +35,9 @@ FORGED_TASKS = ("HumanEval/0", "HumanEval/13", "HumanEval/53")
 
 def test_verdicts_equal_the_official_evaluator(tmp_path: Path) -> None:
     tasks = load_suite("humaneval")
-    rows = [(t, v) for t in tasks for v in ("canonical", "return_none", "off_by_one",
-                                           "syntax_error")]  # fmt: skip
+    rows = [
+        (t, v) for t in tasks for v in ("canonical", "return_none", "off_by_one", "syntax_error")
+    ]
     rows += [(t, "infinite_loop") for t in tasks[:6]]
     samples = tmp_path / "samples.jsonl"
     kinds = write_samples(samples, rows)
@@ -46,16 +47,27 @@ def test_verdicts_equal_the_official_evaluator(tmp_path: Path) -> None:
             kinds.append((task_id, "always_equal"))
     assert len(kinds) >= 164 * 4
 
-    subprocess.run([sys.executable, "-c", OFFICIAL, str(samples)], check=True,
-                   capture_output=True, timeout=900)  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-c", OFFICIAL, str(samples)], check=True, capture_output=True, timeout=900
+    )
     official_lines = Path(f"{samples}_results.jsonl").read_text().splitlines()
     official = [json.loads(line)["passed"] for line in official_lines]
 
     result = subprocess.run(
-        [CODETRIAL, "evaluate", str(samples), "--workers", "2", "--runs-dir",
-         str(tmp_path / "runs")],
-        capture_output=True, text=True, timeout=900, env=CLI_ENV,
-    )  # fmt: skip
+        [
+            CODETRIAL,
+            "evaluate",
+            str(samples),
+            "--workers",
+            "2",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=CLI_ENV,
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     ours_lines = (run_dir / "samples_results.jsonl").read_text().splitlines()
@@ -65,6 +77,8 @@ def test_verdicts_equal_the_official_evaluator(tmp_path: Path) -> None:
     assert sorted(differ) == sorted((t, "always_equal") for t in FORGED_TASKS)
     assert all(official[i] for i, k in enumerate(kinds) if k[1] == "always_equal")
     assert sum(ours[i] for i, k in enumerate(kinds) if k[1] == "canonical") == 164
-    assert not any(ours[i] for i, k in enumerate(kinds) if k[1] in ("return_none",
-                                                                     "syntax_error",
-                                                                     "infinite_loop"))  # fmt: skip
+    assert not any(
+        ours[i]
+        for i, k in enumerate(kinds)
+        if k[1] in ("return_none", "syntax_error", "infinite_loop")
+    )

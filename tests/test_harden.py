@@ -49,8 +49,9 @@ def test_generation_is_seeded_and_keeps_the_types(tmp_path: Path) -> None:
     seeds = seed_inputs(task)
     mutated = mutation_inputs(seeds, 30, seed=7)
     assert mutated == mutation_inputs(seeds, 30, seed=7) != mutation_inputs(seeds, 30, seed=8)
-    assert all(isinstance(args[0], list) and all(isinstance(v, int) for v in args[0])
-               for args in mutated)  # fmt: skip
+    assert all(
+        isinstance(args[0], list) and all(isinstance(v, int) for v in args[0]) for args in mutated
+    )
     drawn = property_inputs(task, seeds, 30, seed=7)
     assert drawn == property_inputs(task, seeds, 30, seed=7) and len(drawn) == 30
     assert all(isinstance(args[0], list) for args in drawn)
@@ -79,8 +80,18 @@ def test_a_hardened_suite_catches_what_the_original_tests_let_pass(tmp_path: Pat
 def test_harden_humaneval_writes_an_evalplus_file_loaded_under_its_own_name(
     tmp_path: Path,
 ) -> None:
-    result = cli("harden", "humaneval", "--task", "HumanEval/0", "--task", "HumanEval/2",
-                 "--tests", "20", "--out", tmp_path)  # fmt: skip
+    result = cli(
+        "harden",
+        "humaneval",
+        "--task",
+        "HumanEval/0",
+        "--task",
+        "HumanEval/2",
+        "--tests",
+        "20",
+        "--out",
+        tmp_path,
+    )
     assert result.returncode == 0, result.stderr
     path = tmp_path / "humaneval-hard.jsonl"
     assert f"hardened suite: {path}" in " ".join(result.stdout.split())
@@ -91,8 +102,12 @@ def test_harden_humaneval_writes_an_evalplus_file_loaded_under_its_own_name(
     assert record["test"].count("_GENERATED = [") == 1
     samples = tmp_path / "samples.jsonl"
     lines = [{"task_id": t.id, "solution": t.reference} for t in tasks]
-    lines.append({"task_id": "HumanEval/2", "solution": "def truncate_number(number):\n"
-                  "    return round(number % 1.0, 1)\n"})  # fmt: skip
+    lines.append(
+        {
+            "task_id": "HumanEval/2",
+            "solution": "def truncate_number(number):\n    return round(number % 1.0, 1)\n",
+        }
+    )
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     judged = cli("evaluate", samples, "--suite", path, "--runs-dir", tmp_path / "runs", "--json")
     assert judged.returncode == 0, judged.stderr
@@ -150,8 +165,17 @@ def test_mbpp_tasks_are_hardened_with_their_asserts_kept_and_cases_called_by_nam
     samples = tmp_path / "samples.jsonl"
     lines = [{"task_id": task.id, "solution": code} for code in (task.reference, shortcut)]
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    original = cli("evaluate", samples, "--suite", "mbpp", "--data", MBPP,
-                   "--runs-dir", tmp_path / "runs", "--json")  # fmt: skip
+    original = cli(
+        "evaluate",
+        samples,
+        "--suite",
+        "mbpp",
+        "--data",
+        MBPP,
+        "--runs-dir",
+        tmp_path / "runs",
+        "--json",
+    )
     hardened = cli("evaluate", samples, "--suite", path, "--runs-dir", tmp_path / "runs", "--json")
     passed = [
         [t["first_passed"] for t in json.loads(r.stdout)["tasks"]] for r in (original, hardened)

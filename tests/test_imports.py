@@ -255,11 +255,14 @@ def _targets(graph: dict[str, list[Edge]], module: str) -> set[str]:
 
 
 def test_imports_in_functions_and_for_type_checking_are_edges(tmp_path: Path) -> None:
-    graph = _package(tmp_path, {
-        "__init__.py": "",
-        "a.py": "def f():\n    from pkg.b import g\n",
-        "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.a\n",
-    })  # fmt: skip
+    graph = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "def f():\n    from pkg.b import g\n",
+            "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import pkg.a\n",
+        },
+    )
     assert _targets(graph, "pkg.a") == {"pkg.b"} and _targets(graph, "pkg.b") == {"pkg.a"}
     (cycle,) = cycles(graph)
     assert describe(cycle) == (
@@ -271,12 +274,15 @@ def test_imports_in_functions_and_for_type_checking_are_edges(tmp_path: Path) ->
 def test_relative_imports_resolve_to_the_module_or_the_package_they_name(
     tmp_path: Path,
 ) -> None:
-    graph = _package(tmp_path, {
-        "__init__.py": "",
-        "sub/__init__.py": "from . import a\nfrom .a import thing\n",
-        "sub/a.py": "from . import thing\nfrom .. import other\nfrom ..top import x\n",
-        "top.py": "",
-    })  # fmt: skip
+    graph = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "sub/__init__.py": "from . import a\nfrom .a import thing\n",
+            "sub/a.py": "from . import thing\nfrom .. import other\nfrom ..top import x\n",
+            "top.py": "",
+        },
+    )
     assert _targets(graph, "pkg.sub") == {"pkg.sub.a"}
     assert _targets(graph, "pkg.sub.a") == {"pkg.sub", "pkg", "pkg.top"}
 
@@ -284,22 +290,28 @@ def test_relative_imports_resolve_to_the_module_or_the_package_they_name(
 def test_a_package_that_re_exports_its_submodules_is_on_no_cycle_with_them(
     tmp_path: Path,
 ) -> None:
-    graph = _package(tmp_path, {
-        "__init__.py": "",
-        "sub/__init__.py": "from pkg.sub import codec\nfrom pkg.sub.server import Server\n",
-        "sub/codec.py": "",
-        "sub/server.py": "from pkg.sub import codec\nServer = 1\n",
-    })  # fmt: skip
+    graph = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "sub/__init__.py": "from pkg.sub import codec\nfrom pkg.sub.server import Server\n",
+            "sub/codec.py": "",
+            "sub/server.py": "from pkg.sub import codec\nServer = 1\n",
+        },
+    )
     assert cycles(graph) == []
 
 
 def test_a_submodule_that_imports_from_its_own_package_is_on_a_cycle(tmp_path: Path) -> None:
-    graph = _package(tmp_path, {
-        "__init__.py": "",
-        "sub/__init__.py": "from pkg.sub.a import A\nB = 2\n",
-        "sub/a.py": "from pkg.sub import B\nA = 1\n",
-        "me.py": "from pkg import me\n",
-    })  # fmt: skip
+    graph = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "sub/__init__.py": "from pkg.sub.a import A\nB = 2\n",
+            "sub/a.py": "from pkg.sub import B\nA = 1\n",
+            "me.py": "from pkg import me\n",
+        },
+    )
     assert sorted(describe(c).splitlines()[0] for c in cycles(graph)) == [
         "pkg.me -> pkg.me",
         "pkg.sub -> pkg.sub.a -> pkg.sub",
@@ -309,13 +321,16 @@ def test_a_submodule_that_imports_from_its_own_package_is_on_a_cycle(tmp_path: P
 def test_importing_a_submodule_from_outside_runs_its_package(tmp_path: Path) -> None:
     """Here `pkg.low` is on a cycle only through `pkg.high/__init__`, which Python runs
     before `pkg.high.leaf` when `pkg.low` imports that."""
-    graph = _package(tmp_path, {
-        "__init__.py": "",
-        "low.py": "from pkg.high.leaf import x\n",
-        "high/__init__.py": "from pkg.high.top import y\n",
-        "high/leaf.py": "x = 1\n",
-        "high/top.py": "import pkg.low\ny = 2\n",
-    })  # fmt: skip
+    graph = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low.py": "from pkg.high.leaf import x\n",
+            "high/__init__.py": "from pkg.high.top import y\n",
+            "high/leaf.py": "x = 1\n",
+            "high/top.py": "import pkg.low\ny = 2\n",
+        },
+    )
     assert _targets(graph, "pkg.low") == {"pkg.high", "pkg.high.leaf"}
     assert [describe(c).splitlines()[0] for c in cycles(graph)] == [
         "pkg.high -> pkg.high.top -> pkg.low -> pkg.high"
@@ -342,11 +357,14 @@ def test_every_module_has_a_layer_and_every_name_of_the_table_a_module() -> None
 
 
 def test_a_module_of_a_higher_layer_is_reported(tmp_path: Path) -> None:
-    graph = _package(tmp_path, {
-        "__init__.py": "",
-        "low.py": "def f():\n    from pkg.high import thing\n",
-        "high.py": "from pkg import low\nthing = 1\n",
-    })  # fmt: skip
+    graph = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low.py": "def f():\n    from pkg.high import thing\n",
+            "high.py": "from pkg import low\nthing = 1\n",
+        },
+    )
     placed = {"pkg.low": (0, "bottom"), "pkg.high": (1, "top")}
     assert upward(graph, placed) == [
         "pkg.low (line 2) imports pkg.high: layer bottom imports layer top above it"

@@ -66,8 +66,11 @@ def test_the_dataqa_suite_and_its_references() -> None:
     assert kinds == {"number", "string", "list", "series"}
     done = subprocess.run(
         [CODETRIAL, "check", "--references", "--suite", "dataqa", "--wheels", str(DATA_WHEELS)],
-        capture_output=True, text=True, env=CLI_ENV, timeout=600,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("passed") == len(tasks)
 
@@ -83,16 +86,25 @@ def test_an_error_round_then_a_fix_in_three_modes(tmp_path: Path) -> None:
     fixed = (
         "import pandas as pd\ns = pd.read_csv('/data/sales.csv')\nprint((s.units >= 10).sum())\n"
     )
-    model = script(tmp_path, {  # the first key found in the prompt answers it
-        "failed. Its output": ["ANSWER: 3"], SALES_QUESTION: [fenced(broken)],
-        "The program failed": [fenced(fixed)], "The program ran.": ["The count is 8.\nANSWER: 8"],
-        CHART_QUESTION: [fenced(CHART)], "Answer without writing code": ["ANSWER: 7"],
-    })  # fmt: skip
+    model = script(
+        tmp_path,
+        {  # the first key found in the prompt answers it
+            "failed. Its output": ["ANSWER: 3"],
+            SALES_QUESTION: [fenced(broken)],
+            "The program failed": [fenced(fixed)],
+            "The program ran.": ["The count is 8.\nANSWER: 8"],
+            CHART_QUESTION: [fenced(CHART)],
+            "Answer without writing code": ["ANSWER: 7"],
+        },
+    )
     result = api.run(
-        "dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
+        "dataqa",
+        [model],
+        runs_dir=tmp_path / "runs",
+        wheels=DATA_WHEELS,
         task_ids=["sales-orders-10-plus-units", "sales-monthly-revenue-chart"],
         modes=["direct", "once", "fix"],
-    )  # fmt: skip
+    )
     chains = {(r.model.split(" ")[-1], r.task_id): r for r in result.results()}
     sales = chains[("(fix)", "sales-orders-10-plus-units")]
     assert sales.first.outcome is Outcome.ERROR and sales.first.program is not None
@@ -122,13 +134,22 @@ def test_an_error_round_then_a_fix_in_three_modes(tmp_path: Path) -> None:
 def test_no_code_and_the_gate_are_outcomes_a_fix_can_follow(tmp_path: Path) -> None:
     shell = "import subprocess\nprint(subprocess.run(['ls']))\n"
     right = "import pandas as pd\nprint((pd.read_csv('/data/sales.csv').units >= 10).sum())\n"
-    model = script(tmp_path, {
-        SALES_QUESTION: ["I would count them."],
-        "no ```python block": [fenced(shell)], "Rejected by the policy gate": [fenced(right)],
-        "The program ran.": ["ANSWER: 8"],
-    })  # fmt: skip
-    result = api.run("dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
-                     task_ids=["sales-orders-10-plus-units"])  # fmt: skip
+    model = script(
+        tmp_path,
+        {
+            SALES_QUESTION: ["I would count them."],
+            "no ```python block": [fenced(shell)],
+            "Rejected by the policy gate": [fenced(right)],
+            "The program ran.": ["ANSWER: 8"],
+        },
+    )
+    result = api.run(
+        "dataqa",
+        [model],
+        runs_dir=tmp_path / "runs",
+        wheels=DATA_WHEELS,
+        task_ids=["sales-orders-10-plus-units"],
+    )
     (chain,) = result.results()
     outcomes = [a.outcome for a in (chain.first, *chain.repairs)]
     assert outcomes == [Outcome.NO_CODE, Outcome.REJECTED, Outcome.PASSED]
@@ -143,13 +164,29 @@ def test_ask_about_a_file_of_ones_own(tmp_path: Path) -> None:
         "import pandas as pd\n"
         "print(pd.read_csv('/data/mine.csv').groupby('city').sales.sum().idxmax())\n"
     )
-    model = script(tmp_path, {"Question: Which city": [fenced(program)],
-                              "The program ran.": ["ANSWER: Paris"]})  # fmt: skip
+    model = script(
+        tmp_path, {"Question: Which city": [fenced(program)], "The program ran.": ["ANSWER: Paris"]}
+    )
     done = subprocess.run(
-        [CODETRIAL, "ask", "Which city sold the most?", "--file", str(data), "--model", model,
-         "--runs-dir", str(tmp_path / "runs"), "--wheels", str(DATA_WHEELS), "--json"],
-        capture_output=True, text=True, env=CLI_ENV, timeout=300,
-    )  # fmt: skip
+        [
+            CODETRIAL,
+            "ask",
+            "Which city sold the most?",
+            "--file",
+            str(data),
+            "--model",
+            model,
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--wheels",
+            str(DATA_WHEELS),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     document = json.loads(done.stdout)
     assert document["answer"] == "Paris" and document["outcome"] == "answered"
@@ -165,13 +202,28 @@ def test_an_answer_is_printed_as_the_model_wrote_it(tmp_path: Path) -> None:
     data.write_text("city,sales\nParis,10\n")
     answer = "Paris [/x] [bold]codetrial[ray][/bold]"
     program = fenced("print(open('/data/mine.csv').read())\n")
-    model = script(tmp_path, {"Question: Which city": [program],
-                              "The program ran.": [f"ANSWER: {answer}"]})  # fmt: skip
+    model = script(
+        tmp_path, {"Question: Which city": [program], "The program ran.": [f"ANSWER: {answer}"]}
+    )
     done = subprocess.run(
-        [CODETRIAL, "ask", "Which city sold the most?", "--file", str(data), "--model", model,
-         "--runs-dir", str(tmp_path / "runs"), "--wheels", str(DATA_WHEELS)],
-        capture_output=True, text=True, env={**CLI_ENV, "COLUMNS": "200"}, timeout=300,
-    )  # fmt: skip
+        [
+            CODETRIAL,
+            "ask",
+            "Which city sold the most?",
+            "--file",
+            str(data),
+            "--model",
+            model,
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--wheels",
+            str(DATA_WHEELS),
+        ],
+        capture_output=True,
+        text=True,
+        env={**CLI_ENV, "COLUMNS": "200"},
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert f"answer: {answer}" in done.stdout
 
@@ -192,8 +244,14 @@ def test_bad_input_is_told(
         path.write_bytes(content)
     with pytest.raises(ConfigError, match=message):
         api.ask(question, [path], "scripted/none.json", runs_dir=tmp_path / "runs")
-    done = subprocess.run([CODETRIAL, "ask", question, "--file", str(path)], capture_output=True,
-                          text=True, env=CLI_ENV, timeout=60, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [CODETRIAL, "ask", question, "--file", str(path)],
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=60,
+        cwd=tmp_path,
+    )
     assert done.returncode == ConfigError.exit_code and message in " ".join(done.stderr.split())
     assert "Traceback" not in done.stderr
 
@@ -226,8 +284,13 @@ def test_what_a_program_forges_cannot_break_the_trusted_side(tmp_path: Path) -> 
         "json.dump([[[[]]]], open('../raised.json', 'w'))\nos._exit(0)\n"
     )
     model = script(tmp_path, {SALES_QUESTION: [fenced(forging)], "The program ran.": ["ANSWER: 8"]})
-    result = api.run("dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
-                     task_ids=["sales-orders-10-plus-units"])  # fmt: skip
+    result = api.run(
+        "dataqa",
+        [model],
+        runs_dir=tmp_path / "runs",
+        wheels=DATA_WHEELS,
+        task_ids=["sales-orders-10-plus-units"],
+    )
     (chain,) = result.results()
     assert chain.final.outcome is Outcome.PASSED and chain.final.program is not None
     assert chain.final.program.files == ["sub/kept.txt"]
@@ -239,29 +302,51 @@ def test_a_chart_saved_by_its_absolute_path_counts(tmp_path: Path) -> None:
     absolute = CHART.replace(
         "plt.savefig('chart.png')", "plt.savefig(os.path.abspath('chart.png'))"
     )
-    model = script(tmp_path, {CHART_QUESTION: [fenced("import os\n" + absolute)],
-                              "The program ran.": ["ANSWER: done"]})  # fmt: skip
-    result = api.run("dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
-                     task_ids=["sales-monthly-revenue-chart"])  # fmt: skip
+    model = script(
+        tmp_path,
+        {CHART_QUESTION: [fenced("import os\n" + absolute)], "The program ran.": ["ANSWER: done"]},
+    )
+    result = api.run(
+        "dataqa",
+        [model],
+        runs_dir=tmp_path / "runs",
+        wheels=DATA_WHEELS,
+        task_ids=["sales-monthly-revenue-chart"],
+    )
     assert result.results()[0].final.outcome is Outcome.PASSED
 
 
 def test_a_chain_cut_short_is_asked_again_whole(tmp_path: Path) -> None:
     broken = "print(1/0)\n"
     right = "import pandas as pd\nprint((pd.read_csv('/data/sales.csv').units >= 10).sum())\n"
-    model = script(tmp_path, {SALES_QUESTION: [fenced(broken)],
-                              "The program failed": [fenced(right)],
-                              "The program ran.": ["ANSWER: 8"]})  # fmt: skip
-    result = api.run("dataqa", [model], runs_dir=tmp_path / "runs", wheels=DATA_WHEELS,
-                     task_ids=["sales-orders-10-plus-units"])  # fmt: skip
+    model = script(
+        tmp_path,
+        {
+            SALES_QUESTION: [fenced(broken)],
+            "The program failed": [fenced(right)],
+            "The program ran.": ["ANSWER: 8"],
+        },
+    )
+    result = api.run(
+        "dataqa",
+        [model],
+        runs_dir=tmp_path / "runs",
+        wheels=DATA_WHEELS,
+        task_ids=["sales-orders-10-plus-units"],
+    )
     (chain,) = result.results()
     assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.ERROR, Outcome.PASSED]
     with sqlite3.connect(result.path / "trial.sqlite") as db:  # as if stopped after round 1
         db.execute("DELETE FROM attempts WHERE attempt = 1")
-    (tmp_path / "script.json").write_text(json.dumps({
-        SALES_QUESTION: [fenced(right)], "The program failed": [fenced(broken)],
-        "The program ran.": ["ANSWER: 8"],
-    }))  # fmt: skip
+    (tmp_path / "script.json").write_text(
+        json.dumps(
+            {
+                SALES_QUESTION: [fenced(right)],
+                "The program failed": [fenced(broken)],
+                "The program ran.": ["ANSWER: 8"],
+            }
+        )
+    )
     (chain,) = api.run(resume=result.path).results()
     assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.PASSED]
     kept = {p.name for p in task_dir(result.path, chain.model, chain.task_id).iterdir()}

@@ -22,8 +22,9 @@ def test_run_evaluate_select_and_compare_print_one_document(
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"palindrome": [fenced(palindrome.reference or "")]}))
     runs = tmp_path / "runs"
-    ran = cli("run", "--model", f"scripted/{script}", "--task", "palindrome", "--runs-dir", runs,
-              "--json")  # fmt: skip
+    ran = cli(
+        "run", "--model", f"scripted/{script}", "--task", "palindrome", "--runs-dir", runs, "--json"
+    )
     assert ran.returncode == 0, ran.stderr
     (run_dir,) = runs.iterdir()
     assert _document(ran.stdout) == json.loads((run_dir / "results.json").read_text())
@@ -34,7 +35,7 @@ def test_run_evaluate_select_and_compare_print_one_document(
         {"task_id": "palindrome", "solution": palindrome.reference},
         {"task_id": "palindrome", "solution": "def is_palindrome(s):\n    return True\n"},
     ]
-    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))  # fmt: skip
+    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     judged = cli("evaluate", samples, "--suite", "contracts10", "--runs-dir", runs, "--json")
     assert judged.returncode == 0, judged.stderr
     document = _document(judged.stdout)
@@ -55,8 +56,9 @@ def test_run_evaluate_select_and_compare_print_one_document(
 
 
 def test_errors_keep_their_exit_codes_and_leave_standard_output_empty(tmp_path: Path) -> None:
-    unknown = cli("run", "--model", "scripted/x.json", "--task", "nope", "--runs-dir", tmp_path,
-                  "--json")  # fmt: skip
+    unknown = cli(
+        "run", "--model", "scripted/x.json", "--task", "nope", "--runs-dir", tmp_path, "--json"
+    )
     assert unknown.returncode == 3 and unknown.stdout == ""
     assert "nope" in unknown.stderr
     not_a_run = cli("compare", tmp_path, tmp_path, "--json")

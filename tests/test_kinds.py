@@ -126,9 +126,13 @@ class PrintedKind(Kind[PrintedTask]):
         return [system, Message("user", task.question)]
 
     def respond(
-        self, pool: JudgePool, task: PrintedTask, text: str, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: PrintedTask,
+        text: str,
+        asked: Asked,
         workspace: dict[str, str] | None = None,
-    ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
+    ) -> tuple[Candidate, Future[Verdict]]:
         key = (task.digest, self.name, text)
         return Candidate(text, text), pool.judge_with(
             key, lambda sandbox, limits: _printed(task, text, sandbox, limits)
@@ -140,9 +144,13 @@ class PrintedKind(Kind[PrintedTask]):
         return [system, Message("user", previous.feedback or task.question)]
 
     def rejudge(
-        self, pool: JudgePool, task: PrintedTask, record: AttemptRecord, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: PrintedTask,
+        record: AttemptRecord,
+        asked: Asked,
         workspace: dict[str, str] | None,
-    ) -> Future[Verdict]:  # fmt: skip
+    ) -> Future[Verdict]:
         return self.respond(pool, task, record.raw_response, asked)[1]
 
 
@@ -163,9 +171,12 @@ def test_a_new_kind_runs_end_to_end_from_one_module_and_one_registration(tmp_pat
         "scripted/printed",
     )
     run = codetrial.run(
-        "printed", ["scripted/printed"], runs_dir=tmp_path, name="toy",
+        "printed",
+        ["scripted/printed"],
+        runs_dir=tmp_path,
+        name="toy",
         backends={"scripted/printed": backend},
-    )  # fmt: skip
+    )
     table = {row["task_id"]: row for row in run.table()}
     assert table["sum"]["outcome"] == "failed" and table["sum"]["passed_after_repair"]
     assert table["word"]["outcome"] == "passed"

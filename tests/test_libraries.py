@@ -41,8 +41,9 @@ def data_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def libraries(environment: environments.Environment, data_file: Path) -> Iterator[Sandbox]:
-    given = SandboxPolicy(Limits(timeout_s=20, cpu_s=10, memory_mb=1024),
-                          mounts=Mounts(inputs=(data_file,)))  # fmt: skip
+    given = SandboxPolicy(
+        Limits(timeout_s=20, cpu_s=10, memory_mb=1024), mounts=Mounts(inputs=(data_file,))
+    )
     mounts = Mounts(packages=(environment.path,), preload=environment.preload)
     sandbox = open_sandbox(given.with_mounts(mounts))
     try:
@@ -76,12 +77,16 @@ def test_the_environment_records_what_it_holds(environment: environments.Environ
 
 
 def test_libraries_import_and_draw_in_the_sandbox(libraries: Sandbox) -> None:
-    ran = run(libraries, (
-        "import os, numpy as np, pandas as pd, matplotlib.pyplot as plt\n"
-        "frame = pd.read_csv('/data/numbers.csv')\n"
-        "plt.bar(['a', 'b'], frame['y'])\nplt.savefig('bars.png')\n"
-        "print(int(np.sum(frame['x'])), os.environ['OPENBLAS_NUM_THREADS'], plt.get_backend())\n"
-    ))  # fmt: skip
+    ran = run(
+        libraries,
+        (
+            "import os, numpy as np, pandas as pd, matplotlib.pyplot as plt\n"
+            "frame = pd.read_csv('/data/numbers.csv')\n"
+            "plt.bar(['a', 'b'], frame['y'])\nplt.savefig('bars.png')\n"
+            "print(int(np.sum(frame['x'])), os.environ['OPENBLAS_NUM_THREADS'], "
+            "plt.get_backend())\n"
+        ),
+    )
     assert ran.stop is None and ran.exit is not None and ran.exit.code == 0, ran.left.stderr
     assert ran.left.stdout.split() == ["4", "1", "Agg"]
     assert ran.left.files["bars.png"].startswith(b"\x89PNG")
@@ -92,15 +97,18 @@ def test_libraries_import_and_draw_in_the_sandbox(libraries: Sandbox) -> None:
 def test_nothing_else_of_the_host_is_visible(
     libraries: Sandbox, environment: environments.Environment
 ) -> None:
-    ran = run(libraries, (
-        "import importlib.util, os, sys\n"
-        "print(sorted(os.listdir('/data')))\n"
-        "print([m for m in ('pydantic', 'codetrial', 'llama_cpp', 'pytest')"
-        " if importlib.util.find_spec(m)])\n"
-        "for path in ('/data/numbers.csv', os.path.join(sys.path[1], 'numpy', 'x.py')):\n"
-        "    try:\n        open(path, 'w')\n    except OSError as exc:\n"
-        "        print(type(exc).__name__, exc.errno)\n"
-    ))  # fmt: skip
+    ran = run(
+        libraries,
+        (
+            "import importlib.util, os, sys\n"
+            "print(sorted(os.listdir('/data')))\n"
+            "print([m for m in ('pydantic', 'codetrial', 'llama_cpp', 'pytest')"
+            " if importlib.util.find_spec(m)])\n"
+            "for path in ('/data/numbers.csv', os.path.join(sys.path[1], 'numpy', 'x.py')):\n"
+            "    try:\n        open(path, 'w')\n    except OSError as exc:\n"
+            "        print(type(exc).__name__, exc.errno)\n"
+        ),
+    )
     lines = ran.left.stdout.splitlines()
     assert lines == ["['numbers.csv']", "[]", "OSError 30", "OSError 30"], ran.left.stderr
 
@@ -149,23 +157,32 @@ def test_a_library_task_is_judged_with_its_libraries() -> None:
 
 def test_references_pass_and_wrong_variants_fail() -> None:
     check = [CODETRIAL, "check", "--suite", str(LIBRARY), "--wheels", str(DATA_WHEELS)]
-    done = subprocess.run([*check, "--references"], capture_output=True, text=True,
-                          env=CLI_ENV, timeout=600)  # fmt: skip
+    done = subprocess.run(
+        [*check, "--references"], capture_output=True, text=True, env=CLI_ENV, timeout=600
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.count("passed") == 5
     for wrong in sorted((FIXTURES / "library-wrong").glob("*.py")):
-        done = subprocess.run([*check, str(wrong), "--task", wrong.stem], capture_output=True,
-                              text=True, env=CLI_ENV, timeout=600)  # fmt: skip
+        done = subprocess.run(
+            [*check, str(wrong), "--task", wrong.stem],
+            capture_output=True,
+            text=True,
+            env=CLI_ENV,
+            timeout=600,
+        )
         assert done.returncode == 1, wrong.stem + done.stdout + done.stderr
         assert "failed" in done.stdout and "Traceback" not in done.stderr
 
 
 def test_a_program_cannot_pass_off_other_things_as_its_files(libraries: Sandbox) -> None:
-    ran = run(libraries, (
-        "import os\nos.mkfifo('pipe')\nos.symlink('/data/numbers.csv', 'link.csv')\n"
-        "open('made.txt', 'w').write('mine')\n"
-        "os.write(11, b'{\"exited\": {\"code\": 0, \"program\": {\"stdout\": \"forged\"}}}\\n')\n"
-    ))  # fmt: skip
+    ran = run(
+        libraries,
+        (
+            "import os\nos.mkfifo('pipe')\nos.symlink('/data/numbers.csv', 'link.csv')\n"
+            "open('made.txt', 'w').write('mine')\n"
+            'os.write(11, b\'{"exited": {"code": 0, "program": {"stdout": "forged"}}}\\n\')\n'
+        ),
+    )
     assert ran.stop is None and ran.exit is not None and ran.exit.code == 0, ran.left.stderr
     assert ran.left.files == {"made.txt": b"mine"}
     assert sorted(ran.left.skipped) == ["link.csv", "pipe"]
@@ -181,12 +198,15 @@ def test_run_packages_lets_any_function_suite_import_libraries(tmp_path: Path) -
     )
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"def moving_average(": [f"```python\n{code}```"]}))
-    common = dict(runs_dir=tmp_path / "runs", task_ids=["moving_average"], wheels=DATA_WHEELS,
-                  efficiency=False)  # fmt: skip
+    common = dict(
+        runs_dir=tmp_path / "runs",
+        task_ids=["moving_average"],
+        wheels=DATA_WHEELS,
+        efficiency=False,
+    )
     plain = api.run("contracts10", [f"scripted/{script}"], **common)  # type: ignore[arg-type]
     assert plain.results()[0].first.gate_rule == "G001"  # numpy is not the suite's
-    result = api.run("contracts10", [f"scripted/{script}"], packages=["numpy==2.4.6"],
-                     **common)  # type: ignore[arg-type]  # fmt: skip
+    result = api.run("contracts10", [f"scripted/{script}"], packages=["numpy==2.4.6"], **common)  # type: ignore[arg-type]
     assert result.results()[0].first.outcome is Outcome.PASSED
     (environment,) = result.manifest.environments.values()
     assert environment["requested"] == ["numpy==2.4.6"] and "numpy" in environment["modules"]

@@ -62,9 +62,14 @@ def finished_run(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str
     tasks = list(contracts10.values())
     system = system_message(profile.allowed, profile.forbidden)
     manifest = new_manifest(
-        "r1", config, tasks, {"scripted": backend.conditions()}, template_hashes(),
-        system.content, pool.isolation,
-    )  # fmt: skip
+        "r1",
+        config,
+        tasks,
+        backends={"scripted": backend.conditions()},
+        prompts=template_hashes(),
+        system_prompt=system.content,
+        isolation=pool.isolation,
+    )
     store = RunStore.create(tmp_path_factory.mktemp("runs") / "r1", manifest)
     results = run_trial(Trial(config, profile, pool, store), tasks, [backend], lambda r: None)
     write_reports(store)
@@ -129,8 +134,14 @@ def test_store_and_artifacts(finished_run) -> None:  # type: ignore[no-untyped-d
     db = sqlite3.connect(run_dir / "trial.sqlite")
     assert db.execute("SELECT count(*) FROM attempts").fetchone() == (16,)
     folder = run_dir / "generated_code" / "scripted" / "two_sum"
-    for name in ("candidate_first.py", "candidate_repaired.py", "test_candidate.py",
-                 "test_hidden.py", "response_first.txt", "test_output_first.txt"):  # fmt: skip
+    for name in (
+        "candidate_first.py",
+        "candidate_repaired.py",
+        "test_candidate.py",
+        "test_hidden.py",
+        "response_first.txt",
+        "test_output_first.txt",
+    ):
         assert (folder / name).is_file(), name
     assert not (
         run_dir / "generated_code" / "scripted" / "rotate_matrix" / "candidate_first.py"
@@ -149,11 +160,12 @@ def test_backend_failure_is_infra_not_model(tmp_path: Path, contracts10) -> None
     backend = ScriptedBackend({"nothing matches this": ["x"]})
     profile = get_profile("builtins-only")
     task = contracts10["palindrome"]
-    manifest = new_manifest("r2", config, [task], {}, {}, "", "bwrap")
+    manifest = new_manifest(
+        "r2", config, [task], backends={}, prompts={}, system_prompt="", isolation="bwrap"
+    )
     store = RunStore.create(tmp_path / "r2", manifest)
     pool = JudgePool(1, SandboxPolicy.of(config))
-    (result,) = run_trial(Trial(config, profile, pool, store), [task], [backend],
-                          lambda r: None)  # fmt: skip
+    (result,) = run_trial(Trial(config, profile, pool, store), [task], [backend], lambda r: None)
     pool.close()
     assert result.first.outcome is Outcome.INFRA_ERROR
     assert result.repairs == ()
@@ -182,11 +194,14 @@ def test_samples_give_pass_at_k_with_intervals(tmp_path: Path, contracts10) -> N
     }
     config = RunConfig(models=["scripted"], samples=3, repair_attempts=0, workers=2)
     backend = ScriptedBackend(script)
-    manifest = new_manifest("r3", config, tasks, {}, {}, "", "bwrap")
+    manifest = new_manifest(
+        "r3", config, tasks, backends={}, prompts={}, system_prompt="", isolation="bwrap"
+    )
     store = RunStore.create(tmp_path / "r3", manifest)
     pool = JudgePool(config.workers, SandboxPolicy.of(config))
-    results = run_trial(Trial(config, get_profile("builtins-only"), pool, store), tasks,
-                        [backend], lambda r: None)  # fmt: skip
+    results = run_trial(
+        Trial(config, get_profile("builtins-only"), pool, store), tasks, [backend], lambda r: None
+    )
     pool.close()
     assert len(results) == 6
     assert [o.seed for o in (config.options(i) for i in range(3))] == [42, 43, 44]
@@ -219,7 +234,9 @@ def test_an_interrupt_during_a_generation_stores_what_was_judged(
     backend = Interrupted({"def is_palindrome(": [fenced(tasks[0].reference or "")]})
     config = RunConfig(models=["scripted"])
     profile = get_profile(config.gate_profile)
-    manifest = new_manifest("r3", config, tasks, {}, {}, "", pool.isolation)
+    manifest = new_manifest(
+        "r3", config, tasks, backends={}, prompts={}, system_prompt="", isolation=pool.isolation
+    )
     store = RunStore.create(tmp_path / "r3", manifest)
     try:
         with pytest.raises(KeyboardInterrupt):

@@ -35,12 +35,18 @@ def cluster() -> Iterator[LocalCluster]:
 def _slow_script(folder: Path, contracts10: dict[str, Task]) -> str:
     """The references, two of them wrong, each spinning a little when imported."""
     script = {
-        f"def {t.entry_point}(": [fenced(
-            (f"def {t.entry_point}(*args):\n    return None\n" if t.id == "two_sum"
-             else t.reference or "") + SPIN
-        )]
+        f"def {t.entry_point}(": [
+            fenced(
+                (
+                    f"def {t.entry_point}(*args):\n    return None\n"
+                    if t.id == "two_sum"
+                    else t.reference or ""
+                )
+                + SPIN
+            )
+        ]
         for t in contracts10.values()
-    }  # fmt: skip
+    }
     path = folder / "slow.json"
     path.write_text(json.dumps(script))
     return f"scripted/{path}"
@@ -59,8 +65,11 @@ def test_a_sweep_on_ray_uses_both_nodes_and_matches_a_local_sweep(
 ) -> None:
     models = [_slow_script(tmp_path, contracts10)]
     strong = tmp_path / "strong.json"
-    strong.write_text(json.dumps({f"def {t.entry_point}(": [fenced(t.reference or "")]
-                                  for t in contracts10.values()}))  # fmt: skip
+    strong.write_text(
+        json.dumps(
+            {f"def {t.entry_point}(": [fenced(t.reference or "")] for t in contracts10.values()}
+        )
+    )
     models.append(f"scripted/{strong}")
     sweep = _sweep(tmp_path, models, [0, 10])
     local = _cli("sweep", sweep, "--out", tmp_path / "local")
@@ -68,8 +77,9 @@ def test_a_sweep_on_ray_uses_both_nodes_and_matches_a_local_sweep(
 
     on_ray = _ray_cli("sweep", sweep, "--out", tmp_path / "ray", "--ray", cluster.address)
     assert on_ray.returncode == 0, on_ray.stderr
-    nodes = {line.rsplit(" ", 1)[1] for line in on_ray.stdout.splitlines()
-             if " started on node " in line}  # fmt: skip
+    nodes = {
+        line.rsplit(" ", 1)[1] for line in on_ray.stdout.splitlines() if " started on node " in line
+    }
     assert nodes == {cluster.head_id[:12], cluster.worker_id[:12]}
     assert _outcomes(tmp_path / "ray") == _outcomes(tmp_path / "local")
     board = json.loads((tmp_path / "ray" / "board.json").read_text())["suites"]["contracts10"]
@@ -108,8 +118,7 @@ def test_evaluate_shards_samples_over_the_cluster_with_the_local_verdicts(
 
 def test_no_cluster_at_the_address_says_how_to_start_one(tmp_path: Path) -> None:
     sweep = _sweep(tmp_path, ["scripted/none.json"], [0])
-    result = _ray_cli("sweep", sweep, "--out", tmp_path / "o", "--ray", "127.0.0.1:9",
-                      timeout=180)  # fmt: skip
+    result = _ray_cli("sweep", sweep, "--out", tmp_path / "o", "--ray", "127.0.0.1:9", timeout=180)
     assert result.returncode == 4
     assert "ray start --head" in result.stderr
 
@@ -127,8 +136,11 @@ def test_a_node_killed_mid_sweep_and_ctrl_c_lose_nothing_a_second_run_does_not_r
         out = tmp_path / "ray"
         proc = subprocess.Popen(
             [CODETRIAL, "sweep", str(sweep), "--out", str(out), "--ray", cluster.address],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
-        )  # fmt: skip
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
         assert proc.stdout is not None
         for line in proc.stdout:  # the worker node dies with a cell of its own running
             if line.rstrip().endswith(f"started on node {cluster.worker_id[:12]}"):
@@ -142,9 +154,12 @@ def test_a_node_killed_mid_sweep_and_ctrl_c_lose_nothing_a_second_run_does_not_r
         stopped = tmp_path / "stopped"
         proc = subprocess.Popen(
             [CODETRIAL, "sweep", str(sweep), "--out", str(stopped), "--ray", cluster.address],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        )  # fmt: skip
+        )
         assert proc.stdout is not None
         for line in proc.stdout:
             if " started on node " in line:

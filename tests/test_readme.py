@@ -25,25 +25,39 @@ def api_examples() -> list[str]:
 
 def test_the_api_section_has_an_example_of_each_function() -> None:
     code = "\n".join(api_examples())
-    for name in ("run", "evaluate", "Judge", "judge", "select", "compare", "open_run",
-                 "load_tasks", "board", "write_board"):  # fmt: skip
+    for name in (
+        "run",
+        "evaluate",
+        "Judge",
+        "judge",
+        "select",
+        "compare",
+        "open_run",
+        "load_tasks",
+        "board",
+        "write_board",
+    ):
         assert re.search(rf"codetrial\.{name}\(", code), name
 
 
 def test_the_readme_api_examples_run(tmp_path: Path) -> None:
     script = "\n".join(api_examples())
     result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path,
-        timeout=900, env=CLI_ENV,
-    )  # fmt: skip
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=900,
+        env=CLI_ENV,
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
-    assert any(line.startswith("two_sum") or line.startswith("balanced_brackets")
-               for line in lines)  # fmt: skip
+    assert any(line.startswith("two_sum") or line.startswith("balanced_brackets") for line in lines)
     assert "syntax_error" in lines
     assert re.search(r"^oracle 100\.0% ", result.stdout, flags=re.MULTILINE)
     assert re.search(r"^first 100\.0% ", result.stdout, flags=re.MULTILINE)
     assert (tmp_path / "runs").is_dir() and len(list((tmp_path / "runs").iterdir())) == 2
-    assert re.search(r"^samples/python \(prompt .*, tasks 10 .*\) 50\.0% ", result.stdout,
-                     flags=re.MULTILINE)  # fmt: skip
+    assert re.search(
+        r"^samples/python \(prompt .*, tasks 10 .*\) 50\.0% ", result.stdout, flags=re.MULTILINE
+    )
     assert (tmp_path / "board.html").is_file()

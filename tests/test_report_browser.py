@@ -17,9 +17,13 @@ from tests.test_repository import repository_instance
 
 CHROMIUM = "/usr/bin/chromium"
 FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-    "--disable-component-update", "--disable-sync",
-]  # fmt: skip
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--no-first-run",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="module")
@@ -28,24 +32,43 @@ def runs(tmp_path_factory: pytest.TempPathFactory, contracts10: dict[str, Task])
     root = tmp_path_factory.mktemp("browser")
     wrong_two_sum = "def two_sum(nums, target):\n    return (0, 0)\n"
     scripts = [
-        {"Answer yes or no": ["0.9", "0.2", "0.6"],
-         "def is_palindrome(": [fenced(contracts10["palindrome"].reference or "")],
-         "def two_sum(": [fenced(wrong_two_sum), fenced(contracts10["two_sum"].reference or "")],
-         "def merge_intervals(": [fenced("import os\ndef merge_intervals(x):\n    return x")]},
-        {"def is_palindrome(": ["I will not."],
-         "def two_sum(": [fenced(contracts10["two_sum"].reference or "")],
-         "def merge_intervals(": [fenced(contracts10["merge_intervals"].reference or "")]},
-    ]  # fmt: skip
+        {
+            "Answer yes or no": ["0.9", "0.2", "0.6"],
+            "def is_palindrome(": [fenced(contracts10["palindrome"].reference or "")],
+            "def two_sum(": [fenced(wrong_two_sum), fenced(contracts10["two_sum"].reference or "")],
+            "def merge_intervals(": [fenced("import os\ndef merge_intervals(x):\n    return x")],
+        },
+        {
+            "def is_palindrome(": ["I will not."],
+            "def two_sum(": [fenced(contracts10["two_sum"].reference or "")],
+            "def merge_intervals(": [fenced(contracts10["merge_intervals"].reference or "")],
+        },
+    ]
     made = []
     for index, script in enumerate(scripts):
         path = root / f"script{index}.json"
         path.write_text(json.dumps(script))
         runs_dir = root / f"runs{index}"
         result = subprocess.run(
-            [CODETRIAL, "run", "--model", f"scripted/{path}", "--runs-dir", str(runs_dir),
-             "--task", "palindrome", "--task", "two_sum", "--task", "merge_intervals"],
-            capture_output=True, text=True, env=CLI_ENV, timeout=300,
-        )  # fmt: skip
+            [
+                CODETRIAL,
+                "run",
+                "--model",
+                f"scripted/{path}",
+                "--runs-dir",
+                str(runs_dir),
+                "--task",
+                "palindrome",
+                "--task",
+                "two_sum",
+                "--task",
+                "merge_intervals",
+            ],
+            capture_output=True,
+            text=True,
+            env=CLI_ENV,
+            timeout=300,
+        )
         assert result.returncode == 0, result.stderr
         (run_dir,) = runs_dir.iterdir()
         made.append(run_dir)
@@ -75,9 +98,16 @@ def _open(page: Page, path: Path) -> list[str]:
 def test_report_renders_and_drills_down(page: Page, runs: list[Path], tmp_path: Path) -> None:
     errors = _open(page, runs[0] / "report.html")
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
-    for selector in ("header h1", "#summary table", "#chart-first-vs-repaired svg",
-                     "#pass-at-k table", "#chart-outcomes svg", "#matrix table",
-                     "#conditions", "#efficiency table"):  # fmt: skip
+    for selector in (
+        "header h1",
+        "#summary table",
+        "#chart-first-vs-repaired svg",
+        "#pass-at-k table",
+        "#chart-outcomes svg",
+        "#matrix table",
+        "#conditions",
+        "#efficiency table",
+    ):
         assert page.locator(selector).first.is_visible(), selector
     assert "1/3" in page.locator("#summary table").inner_text()
     assert "all tasks" in page.locator("#efficiency table").first.inner_text()
@@ -101,8 +131,11 @@ def test_compare_page(page: Page, runs: list[Path], tmp_path: Path) -> None:
     out = tmp_path / "compare.html"
     result = subprocess.run(
         [CODETRIAL, "compare", str(runs[0]), str(runs[1]), "--out", str(out)],
-        capture_output=True, text=True, env=CLI_ENV, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert "McNemar" in result.stdout
     errors = _open(page, out)
@@ -117,10 +150,22 @@ def test_the_board_sorts_by_any_column_and_plots_size_against_score(
     out = tmp_path / "board.html"
     models = [f"scripted/{run.parent.parent / f'script{i}.json'}" for i, run in enumerate(runs)]
     result = subprocess.run(
-        [CODETRIAL, "board", *map(str, runs), "--out", str(out),
-         "--size", f"{models[0]}=494M", "--size", f"{models[1]}=1.5B"],
-        capture_output=True, text=True, env=CLI_ENV, timeout=120,
-    )  # fmt: skip
+        [
+            CODETRIAL,
+            "board",
+            *map(str, runs),
+            "--out",
+            str(out),
+            "--size",
+            f"{models[0]}=494M",
+            "--size",
+            f"{models[1]}=1.5B",
+        ],
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     errors = _open(page, out)
     page.screenshot(path=str(tmp_path / "board.png"), full_page=True)
@@ -141,16 +186,25 @@ def test_the_board_sorts_by_any_column_and_plots_size_against_score(
 
 def test_selection_and_judge_sections_render(page: Page, runs: list[Path]) -> None:
     script = runs[0].parent.parent / "script0.json"
-    for args in (["select", "--strategies", "first,random,visible-tests,judge,oracle"],
-                 ["judge-eval", "--shots", "0"]):  # fmt: skip
+    for args in (
+        ["select", "--strategies", "first,random,visible-tests,judge,oracle"],
+        ["judge-eval", "--shots", "0"],
+    ):
         result = subprocess.run(
             [CODETRIAL, args[0], str(runs[0]), *args[1:], "--judge", f"scripted/{script}"],
-            capture_output=True, text=True, env=CLI_ENV, timeout=300,
-        )  # fmt: skip
+            capture_output=True,
+            text=True,
+            env=CLI_ENV,
+            timeout=300,
+        )
         assert result.returncode == 0, result.stderr
     errors = _open(page, runs[0] / "report.html")
-    for selector in ("#selection table", "#selection .chart-selection svg", "#judge-eval table",
-                     "#judge-eval .chart-judge svg"):  # fmt: skip
+    for selector in (
+        "#selection table",
+        "#selection .chart-selection svg",
+        "#judge-eval table",
+        "#judge-eval .chart-judge svg",
+    ):
         assert page.locator(selector).first.is_visible(), selector
     assert "visible-tests" in page.locator("#selection table").inner_text()
     assert errors == []
@@ -171,11 +225,27 @@ def test_a_workspace_run_shows_aider_s_columns_and_per_file_diffs(
     path = tmp_path / "script.json"
     path.write_text(json.dumps(script))
     result = subprocess.run(
-        [CODETRIAL, "run", "--model", f"scripted/{path}", "--suite", "polyglot-python",
-         "--data", str(POLYGLOT), "--task", "react", "--task", "bowling",
-         "--runs-dir", str(tmp_path / "runs")],
-        capture_output=True, text=True, env=CLI_ENV, timeout=300,
-    )  # fmt: skip
+        [
+            CODETRIAL,
+            "run",
+            "--model",
+            f"scripted/{path}",
+            "--suite",
+            "polyglot-python",
+            "--data",
+            str(POLYGLOT),
+            "--task",
+            "react",
+            "--task",
+            "bowling",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+        ],
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     errors = _open(page, run_dir / "report.html")
@@ -205,18 +275,40 @@ def test_a_repository_run_shows_swe_bench_s_counts_and_the_patches(
     record = json.loads(instances.read_text())
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text(
-        json.dumps({"instance_id": record["instance_id"], "model_name_or_path": "gold",
-                    "model_patch": record["patch"]}) + "\n"
-        + json.dumps({"instance_id": record["instance_id"], "model_name_or_path": "empty",
-                      "model_patch": ""}) + "\n"
-    )  # fmt: skip
+        json.dumps(
+            {
+                "instance_id": record["instance_id"],
+                "model_name_or_path": "gold",
+                "model_patch": record["patch"],
+            }
+        )
+        + "\n"
+        + json.dumps(
+            {"instance_id": record["instance_id"], "model_name_or_path": "empty", "model_patch": ""}
+        )
+        + "\n"
+    )
     result = subprocess.run(
-        [CODETRIAL, "evaluate", str(predictions), "--suite", "swe", "--data", str(instances),
-         "--repos", str(tmp_path / "repos"), "--wheels", str(SWE_WHEELS),
-         "--runs-dir", str(tmp_path / "runs")],
-        capture_output=True, text=True, timeout=300,
+        [
+            CODETRIAL,
+            "evaluate",
+            str(predictions),
+            "--suite",
+            "swe",
+            "--data",
+            str(instances),
+            "--repos",
+            str(tmp_path / "repos"),
+            "--wheels",
+            str(SWE_WHEELS),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
         env={**CLI_ENV, "CODETRIAL_CACHE": str(tmp_path / "cache")},
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     errors = _open(page, run_dir / "report.html")
@@ -242,18 +334,42 @@ def test_a_question_run_shows_each_round_with_its_chart(page: Page, tmp_path: Pa
         "plt.plot(r.index, r.values)\nplt.savefig('chart.png')\nprint(list(r.round(2)))\n"
     )
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({
-        "revenue (units × unit_price) of each month": [fenced("import pandas\nprint(1/0)"),
-                                                        fenced(chart)],
-        "The program failed": [fenced(chart)],
-        "The program ran.": ["ANSWER: done"],
-    }))  # fmt: skip
+    script.write_text(
+        json.dumps(
+            {
+                "revenue (units × unit_price) of each month": [
+                    fenced("import pandas\nprint(1/0)"),
+                    fenced(chart),
+                ],
+                "The program failed": [fenced(chart)],
+                "The program ran.": ["ANSWER: done"],
+            }
+        )
+    )
     done = subprocess.run(
-        [CODETRIAL, "run", "--suite", "dataqa", "--task", "sales-monthly-revenue-chart",
-         "--model", f"scripted/{script}", "--mode", "fix", "--mode", "once",
-         "--runs-dir", str(tmp_path / "runs"), "--wheels", str(DATA_WHEELS)],
-        capture_output=True, text=True, env=CLI_ENV, timeout=300,
-    )  # fmt: skip
+        [
+            CODETRIAL,
+            "run",
+            "--suite",
+            "dataqa",
+            "--task",
+            "sales-monthly-revenue-chart",
+            "--model",
+            f"scripted/{script}",
+            "--mode",
+            "fix",
+            "--mode",
+            "once",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--wheels",
+            str(DATA_WHEELS),
+        ],
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     errors = _open(page, run_dir / "report.html")

@@ -77,14 +77,18 @@ def repository_instance(repos: Path, folder: Path) -> Path:
     clone = repos / "acme__calc"
     base = git_commit(clone, {"calc/__init__.py": SOURCE, "tests/test_calc.py": TESTS})
     record = {
-        "instance_id": "acme__calc-1", "repo": "acme/calc", "base_commit": base,
-        "problem_statement": "add(2, 3) returns -1 instead of 5.", "patch": GOLD,
-        "test_patch": TEST_PATCH, "version": "0.1",
+        "instance_id": "acme__calc-1",
+        "repo": "acme/calc",
+        "base_commit": base,
+        "problem_statement": "add(2, 3) returns -1 instead of 5.",
+        "patch": GOLD,
+        "test_patch": TEST_PATCH,
+        "version": "0.1",
         "FAIL_TO_PASS": json.dumps(["tests/test_calc.py::test_add"]),
         "PASS_TO_PASS": json.dumps(
             ["tests/test_calc.py::test_mul", "tests/test_calc.py::test_half"]
         ),
-    }  # fmt: skip
+    }
     (folder / "instances.jsonl").write_text(json.dumps(record) + "\n")
     (folder / "environments.toml").write_text('["acme/calc"."0.1"]\npackages = ["pytest==8.3.4"]\n')
     return folder / "instances.jsonl"

@@ -28,14 +28,29 @@ def _scripted_run(tmp_path: Path) -> Path:
             f"from candidate import {name}\n\n\ndef test_{name}():\n    assert {check}\n",
         )
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({
-        "double": [fenced(BURNS_CPU)],
-        "halve": [fenced("def halve(x):\n    return x // 3\n"),
-                  fenced("def halve(x):\n    return x // 2\n")],
-    }))  # fmt: skip
+    script.write_text(
+        json.dumps(
+            {
+                "double": [fenced(BURNS_CPU)],
+                "halve": [
+                    fenced("def halve(x):\n    return x // 3\n"),
+                    fenced("def halve(x):\n    return x // 2\n"),
+                ],
+            }
+        )
+    )
     runs = tmp_path / "runs"
-    result = cli("run", "--model", f"scripted/{script}", "--suite", suite, "--gate", "off",
-                 "--runs-dir", runs)  # fmt: skip
+    result = cli(
+        "run",
+        "--model",
+        f"scripted/{script}",
+        "--suite",
+        suite,
+        "--gate",
+        "off",
+        "--runs-dir",
+        runs,
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = runs.iterdir()
     return run_dir

@@ -121,9 +121,13 @@ def _laid_out(kind: str, tmp_path: Path) -> Path:
 
 def _cli(folder: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [CODETRIAL, *args], cwd=folder, capture_output=True, text=True, timeout=600,
+        [CODETRIAL, *args],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
         env={**CLI_ENV, "CODETRIAL_CACHE": str(cache)},
-    )  # fmt: skip
+    )
 
 
 def _tallies(stdout: str) -> dict[tuple[str, str], tuple[int, int, int, int]]:
@@ -134,8 +138,12 @@ def _tallies(stdout: str) -> dict[tuple[str, str], tuple[int, int, int, int]]:
         cells = [cell.strip() for cell in line.split("│")[1:-1]]
         if len(cells) == 6 and cells[2].isdigit():
             model, stage, judged, identical, different, left = cells
-            found[model, stage] = (int(judged), int(identical.split()[0]), int(different),
-                                   int(left))  # fmt: skip
+            found[model, stage] = (
+                int(judged),
+                int(identical.split()[0]),
+                int(different),
+                int(left),
+            )
     return found
 
 
@@ -156,8 +164,10 @@ def test_a_stored_run_re_judges_identically_and_reopens(
     assert {key: (judged, left) for key, (judged, _, _, left) in tallies.items()} == (
         stored.tallies
     ), output
-    assert all(identical == judged and different == 0
-               for judged, identical, different, _ in tallies.values()), output  # fmt: skip
+    assert all(
+        identical == judged and different == 0
+        for judged, identical, different, _ in tallies.values()
+    ), output
     assert sum(judged + left for judged, _, _, left in tallies.values()) == len(attempts)
 
     reported = _cli(folder, cache, "report", str(run_dir.relative_to(folder)))
@@ -166,8 +176,10 @@ def test_a_stored_run_re_judges_identically_and_reopens(
     document = json.loads((run_dir / "results.json").read_text())
     assert len(document["tasks"]) == len(stored.outcomes)
     table = codetrial.open_run(run_dir).table()
-    assert {(row["model"], row["task_id"]): (row["outcome"], row["outcome_after_repair"])
-            for row in table} == stored.outcomes  # fmt: skip
+    assert {
+        (row["model"], row["task_id"]): (row["outcome"], row["outcome_after_repair"])
+        for row in table
+    } == stored.outcomes
 
 
 def test_stored_answers_to_questions_score_as_they_were_scored(
@@ -191,8 +203,9 @@ def test_stored_answers_to_questions_score_as_they_were_scored(
     for attempt in replied:
         answer = questions[attempt.task_id].answer
         assert answer is not None and attempt.program is not None
-        checked = check(answer, attempt.program.reply or "", set(attempt.program.files),
-                        attempt.program.figures)  # fmt: skip
+        checked = check(
+            answer, attempt.program.reply or "", set(attempt.program.files), attempt.program.figures
+        )
         assert (Outcome.PASSED if checked.correct else Outcome.FAILED) is attempt.outcome
         assert checked.why == attempt.program.check
 
@@ -206,5 +219,6 @@ def test_the_stored_sweep_is_finished_and_makes_a_board(tmp_path: Path, cache: P
     assert board.returncode == 0, board.stdout + board.stderr
     rows = json.loads(board.stdout)["suites"]["contracts10"]
     assert [(r["model"], r["pass@1"]["value"]) for r in rows] == [
-        ("scripted/strong.json", 1.0), ("scripted/weak.json", 0.5)
-    ]  # fmt: skip
+        ("scripted/strong.json", 1.0),
+        ("scripted/weak.json", 0.5),
+    ]

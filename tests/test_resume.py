@@ -68,16 +68,34 @@ def test_kill_then_resume(tmp_path: Path, contracts10: dict[str, Task]) -> None:
 
 def test_ctrl_c_says_how_to_resume(tmp_path: Path, contracts10: dict[str, Task]) -> None:
     loop = "    while True:\n        pass\n"
-    script = {f"def {t.entry_point}(": [fenced(f"def {t.entry_point}(*args):\n{loop}")]
-              for t in contracts10.values()}  # fmt: skip
+    script = {
+        f"def {t.entry_point}(": [fenced(f"def {t.entry_point}(*args):\n{loop}")]
+        for t in contracts10.values()
+    }
     path = tmp_path / "loop.json"
     path.write_text(json.dumps(script))
-    args = [CODETRIAL, "run", "--model", f"scripted/{path}", "--runs-dir", str(tmp_path / "r"),
-            "--timeout", "2", "--gate", "off", "--repair-attempts", "0"]  # fmt: skip
+    args = [
+        CODETRIAL,
+        "run",
+        "--model",
+        f"scripted/{path}",
+        "--runs-dir",
+        str(tmp_path / "r"),
+        "--timeout",
+        "2",
+        "--gate",
+        "off",
+        "--repair-attempts",
+        "0",
+    ]
     proc = subprocess.Popen(
-        args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=CLI_ENV,
+        args,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=CLI_ENV,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )  # fmt: skip
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list(tmp_path.glob("r/*/trial.sqlite")):
         time.sleep(0.1)
@@ -98,8 +116,11 @@ def test_a_run_from_before_store_schema_numbers_resumes(
     args = ["--task", "palindrome", "--task", "two_sum", "--runs-dir", str(tmp_path / "runs")]
     first = subprocess.run(
         [CODETRIAL, "run", "--model", f"scripted/{path}", *args],
-        capture_output=True, text=True, timeout=300, env=CLI_ENV,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=CLI_ENV,
+    )
     assert first.returncode == 0, first.stderr
     (db,) = tmp_path.glob("runs/*/trial.sqlite")
     manifest_path = db.parent / "manifest.json"
@@ -113,8 +134,11 @@ def test_a_run_from_before_store_schema_numbers_resumes(
 
     result = subprocess.run(
         [CODETRIAL, "run", "--resume", str(db.parent)],
-        capture_output=True, text=True, timeout=300, env=CLI_ENV,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=CLI_ENV,
+    )
     assert result.returncode == 0, result.stderr
     after = _rows(db)
     assert sorted(after) == [("palindrome", 0), ("two_sum", 0)]

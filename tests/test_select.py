@@ -74,9 +74,12 @@ def test_generated_tests_are_cut_like_codet() -> None:
         "assert f(8) == 9\n"
     )
     assert extract_tests(continuation, "f") == [
-        "assert f(1) == 2", "assert f(2) == 3", "assert f(4) == 5", "assert f(5) == 6",
+        "assert f(1) == 2",
+        "assert f(2) == 3",
+        "assert f(4) == 5",
+        "assert f(5) == 6",
         "assert f(6) == 7",
-    ]  # fmt: skip
+    ]
 
 
 def test_tests_that_cannot_share_one_function_leave_codet_without_evidence(
@@ -92,27 +95,40 @@ def test_tests_that_cannot_share_one_function_leave_codet_without_evidence(
     codes = ["def add(a, b):\n    return a + b\n", "def add(a, b):\n    return a - b\n"]
     by_task = {
         add_task.id: [
-            Entry(add_task, AttemptRecord(model="m", task_id=add_task.id, attempt=0, sample=i,
-                                          raw_response=code, code=code,
-                                          outcome=Outcome.PASSED if i == 0 else Outcome.FAILED))
+            Entry(
+                add_task,
+                AttemptRecord(
+                    model="m",
+                    task_id=add_task.id,
+                    attempt=0,
+                    sample=i,
+                    raw_response=code,
+                    code=code,
+                    outcome=Outcome.PASSED if i == 0 else Outcome.FAILED,
+                ),
+            )
             for i, code in enumerate(codes)
         ]
-    }  # fmt: skip
+    }
     executions = {
         (add_task.id, codes[0]): Execution(tuple(starred), None),
         (add_task.id, codes[1]): Execution(("assert add(0, 0) == 0\nfrom math import *",), None),
     }
     for void, expected in (((), 1.0), ((add_task.id,), 0.5)):
-        pools, _ = build(by_task, {add_task.id: starred}, executions, {}, void)
+        pools, _ = build(by_task, {add_task.id: starred}, executions, {}, void=void)
         assert select_pass_at_1(pools, "codet") == [expected]
 
 
 def test_cached_executions_are_not_reused_for_other_tests(add_task: Task, tmp_path: Path) -> None:
     code = "def add(a, b):\n    return a + b\n"
     record = AttemptRecord(
-        model="m", task_id=add_task.id, attempt=0, raw_response=code, code=code,
+        model="m",
+        task_id=add_task.id,
+        attempt=0,
+        raw_response=code,
+        code=code,
         outcome=Outcome.PASSED,
-    )  # fmt: skip
+    )
     entry = Entry(add_task, record)
     pool = JudgePool(1, SandboxPolicy(Limits(timeout_s=3, cpu_s=1)))
     cache = tmp_path / "executions.json"
@@ -146,10 +162,13 @@ def test_generated_tests_run_in_the_sandbox(add_task: Task) -> None:
         "    return a + b\n"
     )
     tests = [
-        "assert add(1, 2) == 3", "assert add(7, 0) == 7", "assert add(2, 2) == 5",
-        "assert add(9, 0) == 9", "assert add(0, 0) == 0",
+        "assert add(1, 2) == 3",
+        "assert add(7, 0) == 7",
+        "assert add(2, 2) == 5",
+        "assert add(9, 0) == 9",
+        "assert add(0, 0) == 0",
         "import socket\nsocket.socket()\nassert add(1, 1) == 2",
-    ]  # fmt: skip
+    ]
     ignores_its_timer = (
         "import signal\nsignal.signal(signal.SIGPROF, signal.SIG_IGN)\nwhile True:\n    pass"
     )
@@ -179,34 +198,64 @@ def _pick(name: str, *candidates: PoolCandidate) -> float:
 
 
 def test_likelihood_prefers_the_higher_mean_log_probability() -> None:
-    assert _pick("likelihood", PoolCandidate(False, mean_logprob=-0.9),
-                 PoolCandidate(True, mean_logprob=-0.2), PoolCandidate(False)) == 1.0  # fmt: skip
+    assert (
+        _pick(
+            "likelihood",
+            PoolCandidate(False, mean_logprob=-0.9),
+            PoolCandidate(True, mean_logprob=-0.2),
+            PoolCandidate(False),
+        )
+        == 1.0
+    )
     assert _pick("likelihood", PoolCandidate(True), PoolCandidate(False)) == 0.5
 
 
 def test_visible_tests_prefers_more_passes_and_ties_in_expectation() -> None:
-    assert _pick("visible-tests", PoolCandidate(False, visible_passed=1),
-                 PoolCandidate(True, visible_passed=3), PoolCandidate(False, visible_passed=3),
-                 PoolCandidate(True, visible_passed=3)) == pytest.approx(2 / 3)  # fmt: skip
+    assert _pick(
+        "visible-tests",
+        PoolCandidate(False, visible_passed=1),
+        PoolCandidate(True, visible_passed=3),
+        PoolCandidate(False, visible_passed=3),
+        PoolCandidate(True, visible_passed=3),
+    ) == pytest.approx(2 / 3)
 
 
 def test_consensus_prefers_the_largest_cluster_of_outputs() -> None:
-    assert _pick("consensus", PoolCandidate(False, outputs=("1", "2")),
-                 PoolCandidate(True, outputs=("1", "3")), PoolCandidate(True, outputs=("1", "3")),
-                 PoolCandidate(False)) == 1.0  # fmt: skip
+    assert (
+        _pick(
+            "consensus",
+            PoolCandidate(False, outputs=("1", "2")),
+            PoolCandidate(True, outputs=("1", "3")),
+            PoolCandidate(True, outputs=("1", "3")),
+            PoolCandidate(False),
+        )
+        == 1.0
+    )
     assert _pick("consensus", PoolCandidate(True), PoolCandidate(False)) == 0.5
 
 
 def test_judge_takes_the_most_confident_yes_and_abstains_below_the_threshold() -> None:
-    assert _pick("judge", PoolCandidate(False, judge_yes=0.6),
-                 PoolCandidate(True, judge_yes=0.8)) == 1.0  # fmt: skip
-    assert _pick("judge", PoolCandidate(False, judge_yes=0.4), PoolCandidate(True, judge_yes=0.3),
-                 PoolCandidate(True, judge_yes=0.1)) == pytest.approx(2 / 3)  # fmt: skip
+    assert (
+        _pick("judge", PoolCandidate(False, judge_yes=0.6), PoolCandidate(True, judge_yes=0.8))
+        == 1.0
+    )
+    assert _pick(
+        "judge",
+        PoolCandidate(False, judge_yes=0.4),
+        PoolCandidate(True, judge_yes=0.3),
+        PoolCandidate(True, judge_yes=0.1),
+    ) == pytest.approx(2 / 3)
 
 
 def test_ranking_lists_every_candidate_best_first() -> None:
-    pool = TaskPool("t", [PoolCandidate(False, visible_passed=1),
-                          PoolCandidate(True, visible_passed=4), PoolCandidate(False)])  # fmt: skip
+    pool = TaskPool(
+        "t",
+        [
+            PoolCandidate(False, visible_passed=1),
+            PoolCandidate(True, visible_passed=4),
+            PoolCandidate(False),
+        ],
+    )
     assert ranking(pool, "visible-tests") == [(1, 4.0), (0, 1.0), (2, 0.0)]
 
 
@@ -249,8 +298,13 @@ def test_ranker_learns_from_execution_feedback_across_tasks(tmp_path: Path) -> N
 
 
 def test_generated_inputs_are_read_without_executing_anything() -> None:
-    tests = ["assert f(1, [2, 3]) == 4", "assert f(__import__('os').getpid(), 1) == 2",
-             "assert f(1, [2, 3]) == 5", "assert g(7) == 1", "assert f(x=1) == 2"]  # fmt: skip
+    tests = [
+        "assert f(1, [2, 3]) == 4",
+        "assert f(__import__('os').getpid(), 1) == 2",
+        "assert f(1, [2, 3]) == 5",
+        "assert g(7) == 1",
+        "assert f(x=1) == 2",
+    ]
     assert generated_inputs(tests, "f") == [[1, [2, 3]]]
 
 
@@ -309,16 +363,35 @@ def scripted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A run of four clamp candidates: the first wrong, two right, one that passes the
     visible tests only; a script that writes tests and judges them."""
     root = tmp_path_factory.mktemp("selection")
-    write_task(root / "suite" / "clamp", "def clamp(x: int, lo: int, hi: int) -> int:",
-               CLAMP_VISIBLE, CLAMP_HIDDEN)  # fmt: skip
+    write_task(
+        root / "suite" / "clamp",
+        "def clamp(x: int, lo: int, hi: int) -> int:",
+        CLAMP_VISIBLE,
+        CLAMP_HIDDEN,
+    )
     script = root / "script.json"
-    script.write_text(json.dumps({
-        "Answer yes or no": ["0.2", "0.9", "0.7", "0.95"],
-        "test cases": [fenced(GENERATED)],
-        "clamp": [fenced(code) for code in CANDIDATES],
-    }))  # fmt: skip
-    result = cli("run", "--model", f"scripted/{script}", "--suite", root / "suite", "--samples",
-                 "4", "--repair-attempts", "0", "--runs-dir", root / "runs")  # fmt: skip
+    script.write_text(
+        json.dumps(
+            {
+                "Answer yes or no": ["0.2", "0.9", "0.7", "0.95"],
+                "test cases": [fenced(GENERATED)],
+                "clamp": [fenced(code) for code in CANDIDATES],
+            }
+        )
+    )
+    result = cli(
+        "run",
+        "--model",
+        f"scripted/{script}",
+        "--suite",
+        root / "suite",
+        "--samples",
+        "4",
+        "--repair-attempts",
+        "0",
+        "--runs-dir",
+        root / "runs",
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = (root / "runs").iterdir()
     return run_dir, script
@@ -326,18 +399,30 @@ def scripted_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 def test_select_compares_every_strategy_on_a_scripted_run(scripted_run: tuple[Path, Path]) -> None:
     run_dir, script = scripted_run
-    result = cli("select", run_dir, "--strategies",
-                 "first,random,likelihood,visible-tests,codet,consensus,judge,oracle",
-                 "--judge", f"scripted/{script}")  # fmt: skip
+    result = cli(
+        "select",
+        run_dir,
+        "--strategies",
+        "first,random,likelihood,visible-tests,codet,consensus,judge,oracle",
+        "--judge",
+        f"scripted/{script}",
+    )
     assert result.returncode == 0, result.stderr
     (report,) = json.loads((run_dir / "selection.json").read_text())
     picked = {s["name"]: s["estimate"]["value"] for s in report["strategies"]}
     assert picked == {
-        "first": 0.0, "random": 0.5, "likelihood": 0.5, "visible-tests": pytest.approx(2 / 3),
-        "codet": 1.0, "consensus": 1.0, "judge": 0.0, "oracle": 1.0,
-    }  # fmt: skip
-    executions = json.loads((run_dir / "selection" / f"executions-{slug(report['model'])}.json")
-                            .read_text())  # fmt: skip
+        "first": 0.0,
+        "random": 0.5,
+        "likelihood": 0.5,
+        "visible-tests": pytest.approx(2 / 3),
+        "codet": 1.0,
+        "consensus": 1.0,
+        "judge": 0.0,
+        "oracle": 1.0,
+    }
+    executions = json.loads(
+        (run_dir / "selection" / f"executions-{slug(report['model'])}.json").read_text()
+    )
     passed = {json.loads(key)[1]: set(v["passed_tests"]) for key, v in executions.items()}
     assert len(passed[CANDIDATES[3]]) == 3 and len(passed[CANDIDATES[0]]) == 2
     html = (run_dir / "report.html").read_text()
@@ -346,8 +431,9 @@ def test_select_compares_every_strategy_on_a_scripted_run(scripted_run: tuple[Pa
 
 def test_judge_eval_on_a_scripted_run(scripted_run: tuple[Path, Path]) -> None:
     run_dir, script = scripted_run
-    result = cli("judge-eval", run_dir, "--judge", f"scripted/{script}", "--shots", "0",
-                 "--shots", "2")  # fmt: skip
+    result = cli(
+        "judge-eval", run_dir, "--judge", f"scripted/{script}", "--shots", "0", "--shots", "2"
+    )
     assert result.returncode == 0, result.stderr
     settings = json.loads((run_dir / "judge_eval.json").read_text())
     assert [s["shots"] for s in settings] == [0, 2]
@@ -375,12 +461,25 @@ def test_select_on_an_imported_pool_reads_its_likelihoods(tmp_path: Path) -> Non
     lines = []
     for task_id in ("HumanEval/0", "HumanEval/2"):
         lines.append({"task_id": task_id, "completion": "    return None\n", "mean_logprob": -0.5})
-        lines.append({"task_id": task_id, "completion": problems[task_id]["canonical_solution"],
-                      "logprob_sum": -3.0, "logprob_tokens": 30})  # fmt: skip
+        lines.append(
+            {
+                "task_id": task_id,
+                "completion": problems[task_id]["canonical_solution"],
+                "logprob_sum": -3.0,
+                "logprob_tokens": 30,
+            }
+        )
     pool = tmp_path / "pool.jsonl"
     pool.write_text("".join(json.dumps(line) + "\n" for line in lines))
-    result = cli("select", "--pool", pool, "--strategies", "first,likelihood,oracle",
-                 "--runs-dir", tmp_path / "runs")  # fmt: skip
+    result = cli(
+        "select",
+        "--pool",
+        pool,
+        "--strategies",
+        "first,likelihood,oracle",
+        "--runs-dir",
+        tmp_path / "runs",
+    )
     assert result.returncode == 0, result.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     (report,) = json.loads((run_dir / "selection.json").read_text())
@@ -390,8 +489,14 @@ def test_select_on_an_imported_pool_reads_its_likelihoods(tmp_path: Path) -> Non
 
 
 def test_the_trained_judge_picks_its_most_confident_and_abstains_below_0_9() -> None:
-    sure = TaskPool("t", [PoolCandidate(False, trained_yes=0.3),
-                          PoolCandidate(True, trained_yes=0.95), PoolCandidate(False)])  # fmt: skip
+    sure = TaskPool(
+        "t",
+        [
+            PoolCandidate(False, trained_yes=0.3),
+            PoolCandidate(True, trained_yes=0.95),
+            PoolCandidate(False),
+        ],
+    )
     unsure = TaskPool(
         "u", [PoolCandidate(False, trained_yes=0.6), PoolCandidate(True, trained_yes=0.5)]
     )
@@ -414,7 +519,15 @@ def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
     single = Baseline("big", {"a": 1.0, "b": 0.0}, bootstrap([1.0, 0.0]), Cost(100, 2.0))
     tests = {"tests": Step(Cost(300, 12.0), per_task=True), "runs": Step(Cost(0, 0.5))}
     spent = Overhead({Need.TESTS: tests})
-    one, whole = arms(pools, names, [1, 4], 5, Cost(40, 1.5), spent, single)
+    one, whole = arms(
+        pools,
+        names,
+        sizes=[1, 4],
+        repeats=5,
+        generation=Cost(40, 1.5),
+        overhead=spent,
+        against=single,
+    )
     assert len({tuple(r.per_task) for r in one.results}) == 1
     assert [r.per_task for r in whole.results] == [select_pass_at_1(pools, n) for n in names]
     assert whole.cost == Cost(160, 6.0)
@@ -422,24 +535,37 @@ def test_subsets_of_every_size_follow_the_paper_s_protocol() -> None:
     assert one.selection["codet"] == Cost(300, 12.5)
     gain, p = whole.vs_baseline["oracle"]
     assert gain == pytest.approx(0.5) and 0 < p <= 1
-    again = arms(pools, names, [1, 4], 5, Cost(40, 1.5), spent, single)
+    again = arms(
+        pools,
+        names,
+        sizes=[1, 4],
+        repeats=5,
+        generation=Cost(40, 1.5),
+        overhead=spent,
+        against=single,
+    )
     assert [r.per_task for r in again[0].results] == [r.per_task for r in one.results]
     with pytest.raises(ConfigError, match="no attempt at 1 of these tasks"):
         arms(
             pools,
             names,
-            [2],
-            1,
-            Cost(0, 0),
-            spent,
-            Baseline("x", {"a": 1.0}, single.estimate, single.cost),
+            sizes=[2],
+            repeats=1,
+            generation=Cost(0, 0),
+            overhead=spent,
+            against=Baseline("x", {"a": 1.0}, single.estimate, single.cost),
         )
 
 
 def test_evidence_not_timed_here_leaves_a_strategy_s_cost_unmeasured() -> None:
     shared = {"states.npz": Step(Cost(0, 2.0))}
-    spent = Overhead({Need.JUDGE: shared, Need.STATES: shared,
-                      Need.TESTS: {"file tests.jsonl": Step(None, per_task=True)}})  # fmt: skip
+    spent = Overhead(
+        {
+            Need.JUDGE: shared,
+            Need.STATES: shared,
+            Need.TESTS: {"file tests.jsonl": Step(None, per_task=True)},
+        }
+    )
     assert spent.per_task({Need.JUDGE, Need.STATES}, 5) == Cost(0, 10.0)
     assert spent.per_task({Need.TESTS}, 5) is None
     assert spent.per_task({Need.OUTPUTS}, 5) is None
@@ -471,22 +597,33 @@ def test_select_from_subsets_reports_what_each_strategy_s_evidence_cost(
     scripted_run: tuple[Path, Path],
 ) -> None:
     run_dir, script = scripted_run
-    result = cli("select", run_dir, "--strategies", "random,codet,judge", "--judge",
-                 f"scripted/{script}", "--subsets", "1,4", "--repeats", "2")  # fmt: skip
+    selecting = (
+        "select",
+        run_dir,
+        "--strategies",
+        "random,codet,judge",
+        "--judge",
+        f"scripted/{script}",
+        "--subsets",
+        "1,4",
+        "--repeats",
+        "2",
+    )
+    result = cli(*selecting)
     assert result.returncode == 0, result.stderr
     assert "selecting a task" in result.stdout
     ledger = json.loads((run_dir / "selection" / "costs.json").read_text())
     assert {name.split("-")[0] for name in ledger} >= {"tests", "executions", "judge"}
     (report,) = json.loads((run_dir / "selection.json").read_text())
-    one, four = ({s["name"]: s["selection_cost"] for s in arm["strategies"]}
-                 for arm in report["subsets"])  # fmt: skip
+    one, four = (
+        {s["name"]: s["selection_cost"] for s in arm["strategies"]} for arm in report["subsets"]
+    )
     assert one["random"] == four["random"] == {"tokens": 0, "seconds": 0}
     assert four["codet"]["tokens"] == one["codet"]["tokens"] > 0
     assert four["codet"]["seconds"] > one["codet"]["seconds"] > 0
     assert four["judge"]["seconds"] == pytest.approx(4 * one["judge"]["seconds"])
     assert four["judge"]["tokens"] == 0
-    again = cli("select", run_dir, "--strategies", "random,codet,judge", "--judge",
-                f"scripted/{script}", "--subsets", "1,4", "--repeats", "2")  # fmt: skip
+    again = cli(*selecting)
     assert again.returncode == 0, again.stderr
     assert json.loads((run_dir / "selection" / "costs.json").read_text()) == ledger
     assert "selecting: s / task" in (run_dir / "report.html").read_text()
@@ -502,20 +639,47 @@ def test_select_on_some_tasks_writes_tests_for_those_and_later_only_for_the_rest
     double = "from candidate import double\n\n\ndef test_two():\n    assert double(2) == 4\n"
     write_task(suite / "double", "def double(x: int) -> int:", double)
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({
-        "test cases": [fenced("assert clamp(11, 0, 10) == 10\nassert double(3) == 6\n")],
-        "clamp": [fenced(code) for code in CANDIDATES[:2]],
-        "double": [fenced("def double(x):\n    return 2 * x\n")],
-    }))  # fmt: skip
-    ran = cli("run", "--model", f"scripted/{script}", "--suite", suite, "--samples", "2",
-              "--repair-attempts", "0", "--runs-dir", tmp_path / "runs")  # fmt: skip
+    script.write_text(
+        json.dumps(
+            {
+                "test cases": [fenced("assert clamp(11, 0, 10) == 10\nassert double(3) == 6\n")],
+                "clamp": [fenced(code) for code in CANDIDATES[:2]],
+                "double": [fenced("def double(x):\n    return 2 * x\n")],
+            }
+        )
+    )
+    ran = cli(
+        "run",
+        "--model",
+        f"scripted/{script}",
+        "--suite",
+        suite,
+        "--samples",
+        "2",
+        "--repair-attempts",
+        "0",
+        "--runs-dir",
+        tmp_path / "runs",
+    )
     assert ran.returncode == 0, ran.stderr
     (run_dir,) = (tmp_path / "runs").iterdir()
     alone = cli("select", run_dir, "--task", "double")
     assert alone.returncode == 2 and "needs at least two tasks" in alone.stderr
     assert not (run_dir / "selection" / "costs.json").exists()  # refused before gathering
-    some = cli("select", run_dir, "--strategies", "random,codet", "--task", "double",
-               "--subsets", "1", "--repeats", "1", "--against", run_dir)  # fmt: skip
+    some = cli(
+        "select",
+        run_dir,
+        "--strategies",
+        "random,codet",
+        "--task",
+        "double",
+        "--subsets",
+        "1",
+        "--repeats",
+        "1",
+        "--against",
+        run_dir,
+    )
     assert some.returncode == 0, some.stderr
     (cache,) = (run_dir / "selection").glob("tests-*.json")
     assert list(json.loads(cache.read_text())) == ["double"]

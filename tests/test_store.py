@@ -23,7 +23,9 @@ from tests.conftest import CLI_ENV, CODETRIAL
 def run_dir(tmp_path: Path, contracts10: dict[str, Task]) -> Path:
     """A closed run store holding one passed attempt."""
     task = contracts10["palindrome"]
-    manifest = new_manifest("r", RunConfig(), [task], {}, {}, "", "bwrap")
+    manifest = new_manifest(
+        "r", RunConfig(), [task], backends={}, prompts={}, system_prompt="", isolation="bwrap"
+    )
     store = RunStore.create(tmp_path / "run", manifest)
     verdict = Verdict(Outcome.PASSED, gate=None)
     record = AttemptRecord.judged(
@@ -114,13 +116,16 @@ def test_a_database_of_another_schema_says_which_and_what_to_do(run_dir: Path) -
 
 def test_an_unnumbered_database_of_an_older_layout_is_refused(run_dir: Path) -> None:
     """The first stores had no `sample` column; numbering came later."""
-    _sql(run_dir, """
+    _sql(
+        run_dir,
+        """
         PRAGMA user_version = 0;
         DROP TABLE attempts;
         CREATE TABLE attempts (model TEXT NOT NULL, task_id TEXT NOT NULL,
             attempt INTEGER NOT NULL, outcome TEXT NOT NULL, record TEXT NOT NULL,
             saved_at TEXT NOT NULL, PRIMARY KEY (model, task_id, attempt));
-    """)  # fmt: skip
+    """,
+    )
     message = _open_error(run_dir)
     assert str(run_dir / "trial.sqlite") in message
     assert "attempts columns (model, task_id, attempt, outcome, record, saved_at)" in message
@@ -189,8 +194,17 @@ def test_a_folder_that_is_no_run(tmp_path: Path) -> None:
 def _without_capabilities() -> list[str]:
     """A command prefix under which file permissions hold even for root: a user
     namespace of its own, where no capability reaches the machine's files."""
-    return [str(find_bwrap().path), "--unshare-user", "--uid", "1000", "--gid", "1000",
-            "--dev-bind", "/", "/"]  # fmt: skip
+    return [
+        str(find_bwrap().path),
+        "--unshare-user",
+        "--uid",
+        "1000",
+        "--gid",
+        "1000",
+        "--dev-bind",
+        "/",
+        "/",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -207,8 +221,11 @@ def test_an_unreadable_file_is_a_store_error_not_a_traceback(
     run = run_dir
     result = subprocess.run(
         [*_without_capabilities(), CODETRIAL, "report", str(run)],
-        capture_output=True, text=True, env=CLI_ENV, timeout=60,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=CLI_ENV,
+        timeout=60,
+    )
     message = " ".join(result.stderr.split())
     assert result.returncode == StoreError.exit_code, result.stdout + result.stderr
     assert f"{run / locked} {expected}" in message

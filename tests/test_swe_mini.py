@@ -34,9 +34,12 @@ class Setup:
 
     def cli(self, *args: str | Path) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [CODETRIAL, *map(str, args)], capture_output=True, text=True, env=self.env,
+            [CODETRIAL, *map(str, args)],
+            capture_output=True,
+            text=True,
+            env=self.env,
             timeout=900,
-        )  # fmt: skip
+        )
 
     def swe(self, *args: str | Path) -> list[str | Path]:
         return [*args, "--suite", "swe", "--data", INSTANCES, "--repos", self.repos]
@@ -52,8 +55,10 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Setup:
     env = {**CLI_ENV, "CODETRIAL_CACHE": str(root / "cache")}
     built = subprocess.run(
         [CODETRIAL, "envs", "--suite", str(INSTANCES), "--wheels", str(SWE_WHEELS)],
-        capture_output=True, text=True, env=env,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     assert "pytest==8.3.4" in built.stdout
     instances = {}
@@ -81,10 +86,13 @@ def _breaking(setup: Setup, instance: dict[str, Any], tmp_path: Path) -> str:
     PASS_TO_PASS test checks: written in a checkout, as a model's patch would be."""
     work = tmp_path / "work"
     clone = setup.repos / "pytoolz__toolz"
-    subprocess.run(["git", "-C", str(clone), "worktree", "add", "-q", str(work),
-                    instance["base_commit"]], check=True)  # fmt: skip
-    subprocess.run(["git", "-C", str(work), "apply"], input=instance["patch"], text=True,
-                   check=True)  # fmt: skip
+    subprocess.run(
+        ["git", "-C", str(clone), "worktree", "add", "-q", str(work), instance["base_commit"]],
+        check=True,
+    )
+    subprocess.run(
+        ["git", "-C", str(work), "apply"], input=instance["patch"], text=True, check=True
+    )
     with (work / "toolz" / "itertoolz.py").open("a") as source:
         source.write("\n\ndef frequencies(seq):\n    return {}\n")
     diff = subprocess.run(["git", "-C", str(work), "diff"], capture_output=True, text=True)
@@ -96,16 +104,26 @@ def _breaking(setup: Setup, instance: dict[str, Any], tmp_path: Path) -> str:
 
 def test_a_predictions_file_gets_swe_bench_s_counts(setup: Setup, tmp_path: Path) -> None:
     toolz, boltons = setup.instances["pytoolz__toolz-1"], setup.instances["mahmoud__boltons-1"]
-    lines = [{"instance_id": i, "model_name_or_path": "gold", "model_patch": r["patch"]}
-             for i, r in setup.instances.items()]  # fmt: skip
-    lines += [{"instance_id": i, "model_name_or_path": "empty", "model_patch": None}
-              for i in setup.instances]  # fmt: skip
+    lines = [
+        {"instance_id": i, "model_name_or_path": "gold", "model_patch": r["patch"]}
+        for i, r in setup.instances.items()
+    ]
     lines += [
-        {"instance_id": toolz["instance_id"], "model_name_or_path": "wrong",
-         "model_patch": _breaking(setup, toolz, tmp_path)},
-        {"instance_id": boltons["instance_id"], "model_name_or_path": "wrong",
-         "model_patch": toolz["patch"].replace("toolz/itertoolz.py", "boltons/mathutils.py")},
-    ]  # fmt: skip
+        {"instance_id": i, "model_name_or_path": "empty", "model_patch": None}
+        for i in setup.instances
+    ]
+    lines += [
+        {
+            "instance_id": toolz["instance_id"],
+            "model_name_or_path": "wrong",
+            "model_patch": _breaking(setup, toolz, tmp_path),
+        },
+        {
+            "instance_id": boltons["instance_id"],
+            "model_name_or_path": "wrong",
+            "model_patch": toolz["patch"].replace("toolz/itertoolz.py", "boltons/mathutils.py"),
+        },
+    ]
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
     runs = tmp_path / "runs"
@@ -168,8 +186,18 @@ def test_run_retrieves_edits_judges_and_repairs(setup: Setup, tmp_path: Path) ->
     script_file.write_text(json.dumps(script))
     runs = tmp_path / "runs"
     tasks = [arg for instance_id in chosen for arg in ("--task", instance_id)]
-    ran = setup.cli(*setup.swe("run", "--model", f"scripted/{script_file}", "--edit-format", "diff",
-                               "--runs-dir", runs, *tasks))  # fmt: skip
+    ran = setup.cli(
+        *setup.swe(
+            "run",
+            "--model",
+            f"scripted/{script_file}",
+            "--edit-format",
+            "diff",
+            "--runs-dir",
+            runs,
+            *tasks,
+        )
+    )
     assert ran.returncode == 0, ran.stdout + ran.stderr
     (run_dir,) = runs.iterdir()
     data = results(run_dir)
@@ -205,8 +233,10 @@ def test_repository_suites_say_what_they_need(setup: Setup, tmp_path: Path) -> N
     fresh = {**setup.env, "CODETRIAL_CACHE": str(tmp_path / "empty-cache")}
     unbuilt = subprocess.run(
         [CODETRIAL, *map(str, setup.swe("run", "--model", "scripted"))],
-        capture_output=True, text=True, env=fresh,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=fresh,
+    )
     assert unbuilt.returncode == 9 and "codetrial envs" in unbuilt.stderr
     gate = setup.cli(*setup.swe("run", "--model", "scripted", "--gate", "stdlib"))
     assert gate.returncode == 2 and "--gate off" in gate.stderr
@@ -255,6 +285,17 @@ def test_the_context_must_hold_every_try_of_a_repository_task(setup: Setup) -> N
     shown = [sum(len(text) for _, text in view.view.files) for view in (one, two)]
     assert 0 < shown[1] < shown[0] <= (8192 - 2048 - 1024) * 3
     assert shown[1] <= (8192 - 2 * 2048 - 1024) * 3 - 4000
-    small = setup.cli(*setup.swe("run", "--model", "scripted", "--num-ctx", "4096",
-                                 "--max-tokens", "1536", "--task", task.id))  # fmt: skip
+    small = setup.cli(
+        *setup.swe(
+            "run",
+            "--model",
+            "scripted",
+            "--num-ctx",
+            "4096",
+            "--max-tokens",
+            "1536",
+            "--task",
+            task.id,
+        )
+    )
     assert small.returncode == 2 and "raise --num-ctx" in small.stderr

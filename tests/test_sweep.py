@@ -27,11 +27,14 @@ def _script(folder: Path, name: str, contracts10: dict[str, Task], wrong: set[st
     the tasks in `wrong`."""
     script = {
         f"def {t.entry_point}(": [
-            fenced(f"def {t.entry_point}(*args):\n    return None\n" if t.id in wrong
-                   else t.reference or "")
+            fenced(
+                f"def {t.entry_point}(*args):\n    return None\n"
+                if t.id in wrong
+                else t.reference or ""
+            )
         ]
         for t in contracts10.values()
-    }  # fmt: skip
+    }
     path = folder / f"{name}.json"
     path.write_text(json.dumps(script))
     return f"scripted/{path}"
@@ -54,8 +57,9 @@ def _sweep_file(
 def _cli(
     *args: object, timeout: float = 300, env: dict[str, str] = CLI_ENV
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([CODETRIAL, *map(str, args)], capture_output=True, text=True,
-                          env=env, timeout=timeout)  # fmt: skip
+    return subprocess.run(
+        [CODETRIAL, *map(str, args)], capture_output=True, text=True, env=env, timeout=timeout
+    )
 
 
 def _outcomes(folder: Path) -> dict[str, list[tuple[str, int, int, str]]]:
@@ -120,17 +124,31 @@ def test_a_bad_sweep_file_names_the_key_and_what_it_allows(
 
 def test_the_grid_expands_into_one_cell_per_combination_and_no_more() -> None:
     cells = expand(
-        {"grid": {"model": ["embedded", "ollama/qwen3:8b"], "suite": ["contracts10"],
-                  "seed": [1, 2, 3], "temperature": 0.8, "edit_format": ["whole", "diff"]},
-         "run": {"workers": 2}, "suites": {"contracts10": {"limit": 3}}},
+        {
+            "grid": {
+                "model": ["embedded", "ollama/qwen3:8b"],
+                "suite": ["contracts10"],
+                "seed": [1, 2, 3],
+                "temperature": 0.8,
+                "edit_format": ["whole", "diff"],
+            },
+            "run": {"workers": 2},
+            "suites": {"contracts10": {"limit": 3}},
+        },
         "nightly.toml",
-    )  # fmt: skip
+    )
     # contracts10's tasks are functions: the edit formats fold into one cell each
     assert len(cells) == 2 * 3
     assert len({c.id for c in cells}) == 6
     first = cells[0]
-    assert first.options == {"workers": 2, "limit": 3, "seed": 1, "temperature": 0.8,
-                             "suite": "contracts10", "models": ["embedded"]}  # fmt: skip
+    assert first.options == {
+        "workers": 2,
+        "limit": 3,
+        "seed": 1,
+        "temperature": 0.8,
+        "suite": "contracts10",
+        "models": ["embedded"],
+    }
     assert first.label == "embedded · contracts10 · seed 1"
     assert first.chains == 3
     assert first.id.startswith("embedded-contracts10-seed1-")
@@ -197,8 +215,11 @@ def test_a_sweep_killed_mid_cell_resumes_to_the_same_results(
     assert whole.returncode == 0, whole.stderr
 
     out = tmp_path / "killed"
-    proc = subprocess.Popen([CODETRIAL, "sweep", str(sweep), "--out", str(out)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    proc = subprocess.Popen(
+        [CODETRIAL, "sweep", str(sweep), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and proc.poll() is None:
         cells = sorted((out / "cells").glob("*/trial.sqlite")) if out.exists() else []
@@ -225,8 +246,9 @@ def test_a_cell_whose_server_is_down_fails_alone_and_is_retried(
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     strong = _script(tmp_path, "strong", contracts10, set())
-    sweep = _sweep_file(tmp_path, [strong, "ollama/qwen3:8b"], [1],
-                        f'ollama_url = "http://127.0.0.1:{port}"\n')  # fmt: skip
+    sweep = _sweep_file(
+        tmp_path, [strong, "ollama/qwen3:8b"], [1], f'ollama_url = "http://127.0.0.1:{port}"\n'
+    )
     out = tmp_path / "out"
     result = _cli("sweep", sweep, "--out", out)
     assert result.returncode == 1
@@ -248,11 +270,18 @@ def test_the_board_never_pools_runs_whose_conditions_differ(
     strong = _script(tmp_path, "strong", contracts10, set())
     runs = tmp_path / "runs"
     for extra in ([], ["--gate", "stdlib"], ["--seed", "7"]):
-        made = _cli("run", "--model", strong, "--runs-dir", runs, "--no-efficiency",
-                    *[a for t in TASKS for a in ("--task", t)], *extra)  # fmt: skip
+        made = _cli(
+            "run",
+            "--model",
+            strong,
+            "--runs-dir",
+            runs,
+            "--no-efficiency",
+            *[a for t in TASKS for a in ("--task", t)],
+            *extra,
+        )
         assert made.returncode == 0, made.stderr
-    shown = _cli("board", runs, "--size", f"{strong}=1.5B", "--out", tmp_path / "b.html",
-                 "--json")  # fmt: skip
+    shown = _cli("board", runs, "--size", f"{strong}=1.5B", "--out", tmp_path / "b.html", "--json")
     assert shown.returncode == 0, shown.stderr
     rows = json.loads(shown.stdout)["suites"]["contracts10"]
     assert sorted(len(r["runs"]) for r in rows) == [1, 2]  # the seeds pooled, the gate not

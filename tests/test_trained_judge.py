@@ -47,8 +47,13 @@ def test_hidden_states_are_llama_cpp_s_own_embeddings() -> None:
     from llama_cpp import LLAMA_POOLING_TYPE_NONE, Llama
 
     text = "def is_even(n):\n    return n % 2 == 0\n"
-    reference = Llama(model_path=str(QWEN_CODER_05B.prepare()), n_ctx=512, embedding=True,
-                      pooling_type=LLAMA_POOLING_TYPE_NONE, verbose=False)  # fmt: skip
+    reference = Llama(
+        model_path=str(QWEN_CODER_05B.prepare()),
+        n_ctx=512,
+        embedding=True,
+        pooling_type=LLAMA_POOLING_TYPE_NONE,
+        verbose=False,
+    )
     expected = np.asarray(reference.embed(text))
     tokens = reference.tokenize(text.encode())
     cut = len(tokens) // 2
@@ -115,8 +120,9 @@ def test_a_head_reads_p_correct_from_either_class_order() -> None:
     assert binary.p_correct(rows)[0] > 0.8 and binary.p_correct(rows)[1] < 0.2
     flipped = Head(["correct", "wrong output"], 1.0, [0.0], [1.0], [[1.0]], [0.0])
     assert flipped.p_correct(rows)[0] < 0.2
-    three = Head(list(HEADS["three-class"]), 1.0, [0.0], [1.0], [[1.0], [0.0], [-1.0]],
-                 [0.0, 0.0, 0.0])  # fmt: skip
+    three = Head(
+        list(HEADS["three-class"]), 1.0, [0.0], [1.0], [[1.0], [0.0], [-1.0]], [0.0, 0.0, 0.0]
+    )
     shares = three.p_correct(rows)
     assert shares[0] > 0.8 and shares[1] < 0.05
     only = Head(["wrong output"], 1.0, [0.0], [1.0], [[0.0]], [0.0])
@@ -135,9 +141,20 @@ def test_centring_takes_each_task_s_mean_out_of_its_candidates() -> None:
 def test_a_judge_centres_on_one_model_s_candidates_of_a_task_in_one_run(add_task: Task) -> None:
     """As selection does: a pool is a model's candidates of a task, never those of
     another model or run beside them."""
-    entries = [Entry(add_task, AttemptRecord(model=model, task_id=add_task.id, attempt=0,
-                                             raw_response="", code="", outcome=Outcome.FAILED))
-               for model in ("a", "b", "a", "a")]  # fmt: skip
+    entries = [
+        Entry(
+            add_task,
+            AttemptRecord(
+                model=model,
+                task_id=add_task.id,
+                attempt=0,
+                raw_response="",
+                code="",
+                outcome=Outcome.FAILED,
+            ),
+        )
+        for model in ("a", "b", "a", "a")
+    ]
     assert pools(entries).tolist() == [0, 1, 0, 0]
     assert pools(entries, [0, 0, 0, 1]).tolist() == [0, 1, 0, 2]
 
@@ -152,8 +169,12 @@ def test_centred_a_judge_orders_a_task_s_candidates_where_on_raw_states_it_canno
     easy = np.repeat(rng.normal(size=tasks), per_task)
     apart = rng.normal(size=tasks * per_task)
     correct = (2.0 * easy + apart + 0.5 * rng.normal(size=tasks * per_task)) > 0
-    rows = np.column_stack([easy + 0.6 * rng.normal(size=tasks * per_task),
-                            0.3 * apart + 0.3 * rng.normal(size=tasks * per_task)])  # fmt: skip
+    rows = np.column_stack(
+        [
+            easy + 0.6 * rng.normal(size=tasks * per_task),
+            0.3 * apart + 0.3 * rng.normal(size=tasks * per_task),
+        ]
+    )
     y = correct.astype(int)
 
     def within(p: np.ndarray) -> float | None:
@@ -184,8 +205,15 @@ def labelled_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
             fenced(f"{head}\n    raise RuntimeError('not done')\n"),
         ]
     (folder / "script.json").write_text(json.dumps(script))
-    run = codetrial.run("humaneval", [f"scripted/{folder / 'script.json'}"], task_ids=TASKS,
-                        samples=3, tries=1, runs_dir=folder / "runs", efficiency=False)  # fmt: skip
+    run = codetrial.run(
+        "humaneval",
+        [f"scripted/{folder / 'script.json'}"],
+        task_ids=TASKS,
+        samples=3,
+        tries=1,
+        runs_dir=folder / "runs",
+        efficiency=False,
+    )
     kinds = {kind(r.outcome) for r in run.attempts()}
     assert kinds == {"correct", "wrong output", "execution error"}
     return run.path
@@ -227,9 +255,12 @@ def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
     assert result.returncode == 0, result.stderr
     settings = {s["setting"]: s for s in json.loads((labelled_run / "judge_eval.json").read_text())}
     assert list(settings) == [
-        "0-shot", "trained binary, out-of-fold by task", "trained three-class, out-of-fold by task",
-        "trained binary, judge.json", "trained three-class, judge.json",
-    ]  # fmt: skip
+        "0-shot",
+        "trained binary, out-of-fold by task",
+        "trained three-class, out-of-fold by task",
+        "trained binary, judge.json",
+        "trained three-class, judge.json",
+    ]
     assert {s["candidates"] for s in settings.values()} == {3 * len(TASKS)}
     assert states[0].stat().st_mtime_ns == read_at
     for head in HEADS:
@@ -244,9 +275,20 @@ def test_train_judge_learns_execution_labels_and_judge_eval_compares_it(
     assert picked["random"] == pytest.approx(1 / 3)
     assert picked["trained-judge"] > 0.8
 
-    arms = cli("select", labelled_run, "--strategies", "random,trained-judge",
-               "--subsets", "1,3", "--repeats", "4", "--against", labelled_run,
-               "--trained-judge", judge_file)  # fmt: skip
+    arms = cli(
+        "select",
+        labelled_run,
+        "--strategies",
+        "random,trained-judge",
+        "--subsets",
+        "1,3",
+        "--repeats",
+        "4",
+        "--against",
+        labelled_run,
+        "--trained-judge",
+        judge_file,
+    )
     assert arms.returncode == 0, arms.stderr
     (selection,) = json.loads((labelled_run / "selection.json").read_text())
     one, three = selection["subsets"]
@@ -276,8 +318,17 @@ def test_a_judge_centred_on_each_task_is_trained_on_some_tasks_and_measured_on_a
     assert saved["trained_on"]["out_of_fold"][0]["setting"] == (
         "trained binary, centred on each task, out-of-fold by task"
     )
-    result = cli("judge-eval", labelled_run, "--shots", "0", "--no-train", "--task", TASKS[3],
-                 "--trained-judge", judge_file)  # fmt: skip
+    result = cli(
+        "judge-eval",
+        labelled_run,
+        "--shots",
+        "0",
+        "--no-train",
+        "--task",
+        TASKS[3],
+        "--trained-judge",
+        judge_file,
+    )
     assert result.returncode == 0, result.stderr
     settings = {s["setting"]: s for s in json.loads((labelled_run / "judge_eval.json").read_text())}
     assert list(settings) == [
@@ -305,8 +356,9 @@ def test_a_judge_trained_on_another_model_is_refused(labelled_run: Path, tmp_pat
     assert cli("train-judge", labelled_run, "--out", judge_file).returncode == 0
     saved = json.loads(judge_file.read_text())
     judge_file.write_text(json.dumps({**saved, "model_sha256": "0" * 64}))
-    result = cli("judge-eval", labelled_run, "--shots", "0", "--no-train",
-                 "--trained-judge", judge_file)  # fmt: skip
+    result = cli(
+        "judge-eval", labelled_run, "--shots", "0", "--no-train", "--trained-judge", judge_file
+    )
     assert result.returncode == 2 and "train it again" in result.stderr
     judge_file.write_text("{}")
     result = cli("judge-eval", labelled_run, "--shots", "0", "--trained-judge", judge_file)

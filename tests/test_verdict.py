@@ -73,8 +73,14 @@ def test_signature_mismatch_is_rejected_before_running(add_task: Task, judge_cod
 
 def test_classify_uses_only_stops_and_structured_results() -> None:
     passed = [TestResult(name="t", visibility=Visibility.VISIBLE, outcome="passed")]
-    failed = [TestResult(name="t", visibility=Visibility.VISIBLE, outcome="failed",
-                         exception_type="AssertionError")]  # fmt: skip
+    failed = [
+        TestResult(
+            name="t",
+            visibility=Visibility.VISIBLE,
+            outcome="failed",
+            exception_type="AssertionError",
+        )
+    ]
     assert classify(None, passed, complete=True) is Outcome.PASSED
     assert classify(None, passed, complete=False) is Outcome.ERROR
     assert classify(None, [], complete=True) is Outcome.ERROR

@@ -164,8 +164,10 @@ def test_the_runner_collects_what_the_trusted_side_expects(box: Sandbox, tmp_pat
     files = tuple(TestFile(name, source, Visibility.VISIBLE) for name, source in tests.items())
     task = WorkspaceTask("a", "mine", "Do it.", (("a.py", ""),), ("a.py",), files)
     assert expected_tests(tests) == {
-        "a_test.py::test_f", "a_test.py::FTest::test_own", "a_test.py::FTest::test_shared",
-    }  # fmt: skip
+        "a_test.py::test_f",
+        "a_test.py::FTest::test_own",
+        "a_test.py::FTest::test_shared",
+    }
     verdict = judge_workspace({"a.py": "def f():\n    return 1\n"}, task, box, LIMITS)
     assert verdict.outcome is Outcome.PASSED, verdict.visible_output
 
@@ -179,10 +181,25 @@ def test_the_runner_collects_the_tests_pytest_collects(
             (tmp_path / task.id / path).parent.mkdir(parents=True, exist_ok=True)
             (tmp_path / task.id / path).write_text(text)
     collected = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider",
-         "--rootdir", str(tmp_path), "-c", os.devnull, str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--collect-only",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--rootdir",
+            str(tmp_path),
+            "-c",
+            os.devnull,
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
     node_ids = {line for line in collected.stdout.splitlines() if "::" in line}
     ours = {
         f"{task.id}/{record}"
@@ -244,10 +261,18 @@ def test_tab_and_indentation_errors_count_as_aider_counts_them(
     }
     assert details["tab"].startswith("TabError:"), details
     records = [
-        AttemptRecord(model="m", task_id=kind, attempt=0, raw_response="", code=None,
-                      outcome=Outcome.SYNTAX_ERROR, detail=detail, files={})
+        AttemptRecord(
+            model="m",
+            task_id=kind,
+            attempt=0,
+            raw_response="",
+            code=None,
+            outcome=Outcome.SYNTAX_ERROR,
+            detail=detail,
+            files={},
+        )
         for kind, detail in details.items()
-    ]  # fmt: skip
+    ]
     results = [TaskResult("m", r.task_id, 0, r) for r in records]
     (summary,) = edit_summaries(results, ["m"], set(broken), "whole", 2)
     assert (summary.syntax_errors, summary.indentation_errors) == (1, 2)

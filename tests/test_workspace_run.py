@@ -30,10 +30,10 @@ from tests.conftest import CLI_ENV, CODETRIAL, POLYGLOT
 MALFORMED = {
     "whole": "I would change the class, but I will not show the file.",
     "diff": "react.py\n```python\n<<<<<<< SEARCH\nclass Nowhere:\n=======\nx = 1\n"
-            ">>>>>>> REPLACE\n```\n",
+    ">>>>>>> REPLACE\n```\n",
     "udiff": "```diff\n--- a/react.py\n+++ b/react.py\n@@ -1,2 +1,2 @@\n-class Nowhere:\n"
-             "+class Somewhere:\n```\n",
-}  # fmt: skip
+    "+class Somewhere:\n```\n",
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,12 +52,16 @@ def replay(task: WorkspaceTask, edit_format: str) -> str:
     if edit_format == "whole":
         return f"{path}\n```python\n{_ends(example)}```\n"
     if edit_format == "diff":
-        return (f"{path}\n```python\n<<<<<<< SEARCH\n{_ends(stub)}=======\n{_ends(example)}"
-                ">>>>>>> REPLACE\n```\n")  # fmt: skip
+        return (
+            f"{path}\n```python\n<<<<<<< SEARCH\n{_ends(stub)}=======\n{_ends(example)}"
+            ">>>>>>> REPLACE\n```\n"
+        )
     diff = difflib.unified_diff(
-        _ends(stub).splitlines(keepends=True), _ends(example).splitlines(keepends=True),
-        f"a/{path}", f"b/{path}",
-    )  # fmt: skip
+        _ends(stub).splitlines(keepends=True),
+        _ends(example).splitlines(keepends=True),
+        f"a/{path}",
+        f"b/{path}",
+    )
     return "```diff\n" + "".join(diff) + "```\n"
 
 
@@ -86,9 +90,21 @@ def scripted_run(root: Path, tasks: list[WorkspaceTask], edit_format: str, *opti
     path.write_text(json.dumps(script(tasks, edit_format)))
     runs = root / f"runs-{edit_format}"
     result = run_cli(
-        "run", "--model", f"scripted/{path}", "--suite", "polyglot-python", "--data", POLYGLOT,
-        "--edit-format", edit_format, "--runs-dir", runs, "--workers", "2", *options,
-    )  # fmt: skip
+        "run",
+        "--model",
+        f"scripted/{path}",
+        "--suite",
+        "polyglot-python",
+        "--data",
+        POLYGLOT,
+        "--edit-format",
+        edit_format,
+        "--runs-dir",
+        runs,
+        "--workers",
+        "2",
+        *options,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     (run_dir,) = runs.iterdir()
     return run_dir
@@ -137,8 +153,9 @@ def test_udiff_replays_pass_a_broken_patch_is_malformed_and_a_rerun_agrees(
 ) -> None:
     tasks = [exercises["react"], exercises["bowling"]]
     run_dir = scripted_run(tmp_path, tasks, "udiff", "--task", "react", "--task", "bowling")
-    outcomes = {t["task_id"]: [a["outcome"] for a in t["attempts"]]
-                for t in results(run_dir)["tasks"]}  # fmt: skip
+    outcomes = {
+        t["task_id"]: [a["outcome"] for a in t["attempts"]] for t in results(run_dir)["tasks"]
+    }
     assert outcomes == {"react": ["malformed_edit", "passed"], "bowling": ["passed"]}
     rerun = run_cli("rerun", run_dir)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
@@ -153,12 +170,24 @@ def test_the_model_sees_the_files_and_the_test_output_never_the_tests(
     paths are the workspace's. The test files' source is never sent."""
     task = exercises["react"]
     broken = "react.py\n```python\nclass InputCell:\n    pass\n```\n"
-    backend = ScriptedBackend({"supplied files: react.py\n": [broken],
-                               "Fix the code in react.py ": [replay(task, "whole")]})  # fmt: skip
-    config = RunConfig(models=["scripted"], suite="polyglot-python", edit_format="whole",
-                       gate_profile="off", limits=Limits(timeout_s=30, cpu_s=10))  # fmt: skip
+    backend = ScriptedBackend(
+        {
+            "supplied files: react.py\n": [broken],
+            "Fix the code in react.py ": [replay(task, "whole")],
+        }
+    )
+    config = RunConfig(
+        models=["scripted"],
+        suite="polyglot-python",
+        edit_format="whole",
+        gate_profile="off",
+        limits=Limits(timeout_s=30, cpu_s=10),
+    )
     pool = JudgePool(1, SandboxPolicy.of(config))
-    store = RunStore.create(tmp_path / "run", new_manifest("r", config, [task], {}, {}, "", ""))
+    store = RunStore.create(
+        tmp_path / "run",
+        new_manifest("r", config, [task], backends={}, prompts={}, system_prompt="", isolation=""),
+    )
     trial = Trial(config, get_profile("off"), pool, store)
     try:
         (result,) = run_trial(trial, [task], [backend], lambda record: None)
@@ -172,8 +201,13 @@ def test_the_model_sees_the_files_and_the_test_output_never_the_tests(
     assert "class ComputeCell" in first[1].content
     assert "Implement a basic reactive" in first[3].content
     assert [m.role for m in second] == [
-        "system", "user", "assistant", "user", "assistant", "user",
-    ]  # fmt: skip
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
     assert second[1] == first[3] and second[2].content == broken
     assert "class InputCell:\n    pass" in second[3].content
     feedback = second[5].content
@@ -185,28 +219,69 @@ def test_the_model_sees_the_files_and_the_test_output_never_the_tests(
 
 
 def test_workspace_suites_say_what_they_need(tmp_path: Path) -> None:
-    no_data = run_cli("run", "--model", "scripted", "--suite", "polyglot-python",
-                      "--runs-dir", tmp_path)  # fmt: skip
+    no_data = run_cli(
+        "run", "--model", "scripted", "--suite", "polyglot-python", "--runs-dir", tmp_path
+    )
     assert no_data.returncode == 3 and "needs --data PATH" in no_data.stderr
-    gate = run_cli("run", "--model", "scripted", "--suite", "polyglot-python", "--data", POLYGLOT,
-                   "--gate", "builtins-only", "--runs-dir", tmp_path)  # fmt: skip
+    gate = run_cli(
+        "run",
+        "--model",
+        "scripted",
+        "--suite",
+        "polyglot-python",
+        "--data",
+        POLYGLOT,
+        "--gate",
+        "builtins-only",
+        "--runs-dir",
+        tmp_path,
+    )
     assert gate.returncode == 2 and "--gate off" in gate.stderr
-    function_suite = run_cli("run", "--model", "scripted", "--edit-format", "diff",
-                             "--runs-dir", tmp_path)  # fmt: skip
+    function_suite = run_cli(
+        "run", "--model", "scripted", "--edit-format", "diff", "--runs-dir", tmp_path
+    )
     assert (
         function_suite.returncode == 2
         and "is for workspace and repository tasks" in function_suite.stderr
     )
-    unknown = run_cli("run", "--model", "scripted", "--suite", "polyglot-python", "--data",
-                      POLYGLOT, "--edit-format", "wholefile", "--runs-dir", tmp_path)  # fmt: skip
+    unknown = run_cli(
+        "run",
+        "--model",
+        "scripted",
+        "--suite",
+        "polyglot-python",
+        "--data",
+        POLYGLOT,
+        "--edit-format",
+        "wholefile",
+        "--runs-dir",
+        tmp_path,
+    )
     assert unknown.returncode == 2 and "whole" in unknown.stderr
-    tries = run_cli("run", "--model", "scripted", "--tries", "3", "--repair-attempts", "1",
-                    "--runs-dir", tmp_path)  # fmt: skip
+    tries = run_cli(
+        "run",
+        "--model",
+        "scripted",
+        "--tries",
+        "3",
+        "--repair-attempts",
+        "1",
+        "--runs-dir",
+        tmp_path,
+    )
     assert tries.returncode == 2 and "--tries 3 means --repair-attempts 2" in tries.stderr
     samples = tmp_path / "samples.jsonl"
     samples.write_text('{"task_id": "react", "solution": ""}\n')
-    evaluate = run_cli("evaluate", samples, "--suite", "polyglot-python", "--data", POLYGLOT,
-                       "--runs-dir", tmp_path)  # fmt: skip
+    evaluate = run_cli(
+        "evaluate",
+        samples,
+        "--suite",
+        "polyglot-python",
+        "--data",
+        POLYGLOT,
+        "--runs-dir",
+        tmp_path,
+    )
     assert evaluate.returncode == 2 and "takes function tasks" in evaluate.stderr
     samples.unlink()
     assert not list(tmp_path.iterdir())
@@ -224,18 +299,32 @@ def test_a_resumed_run_and_a_rerun_build_each_try_on_the_files_the_last_one_left
     half = stub.replace("self.value = None", "self.value = 0", 1)
     block = "react.py\n```python\n<<<<<<< SEARCH\n{}=======\n{}>>>>>>> REPLACE\n```\n"
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"supplied files: react.py\n": [block.format(
-        _ends(stub), _ends(half))]}))  # fmt: skip
+    script.write_text(
+        json.dumps({"supplied files: react.py\n": [block.format(_ends(stub), _ends(half))]})
+    )
     runs = tmp_path / "runs"
-    first = run_cli("run", "--model", f"scripted/{script}", "--suite", "polyglot-python",
-                    "--data", POLYGLOT, "--task", "react", "--edit-format", "diff",
-                    "--runs-dir", runs)  # fmt: skip
+    first = run_cli(
+        "run",
+        "--model",
+        f"scripted/{script}",
+        "--suite",
+        "polyglot-python",
+        "--data",
+        POLYGLOT,
+        "--task",
+        "react",
+        "--edit-format",
+        "diff",
+        "--runs-dir",
+        runs,
+    )
     assert first.returncode == 0, first.stderr
     (run_dir,) = runs.iterdir()
     outcomes = [a["outcome"] for a in results(run_dir)["tasks"][0]["attempts"]]
     assert outcomes == ["failed", "infra_error"]
-    script.write_text(json.dumps({"Fix the code in react.py ": [block.format(
-        _ends(half), _ends(example))]}))  # fmt: skip
+    script.write_text(
+        json.dumps({"Fix the code in react.py ": [block.format(_ends(half), _ends(example))]})
+    )
     resumed = run_cli("run", "--resume", run_dir)
     assert resumed.returncode == 0, resumed.stderr
     (chain,) = results(run_dir)["tasks"]
@@ -256,23 +345,42 @@ def test_a_third_try_continues_the_same_conversation(
             "Fix the code in react.py ": [answers[1], replay(task, "whole")],
         }
     )
-    config = RunConfig(models=["scripted"], suite="polyglot-python", edit_format="whole",
-                       gate_profile="off", repair_attempts=2,
-                       limits=Limits(timeout_s=30, cpu_s=10))  # fmt: skip
+    config = RunConfig(
+        models=["scripted"],
+        suite="polyglot-python",
+        edit_format="whole",
+        gate_profile="off",
+        repair_attempts=2,
+        limits=Limits(timeout_s=30, cpu_s=10),
+    )
     pool = JudgePool(1, SandboxPolicy.of(config))
-    store = RunStore.create(tmp_path / "run", new_manifest("r", config, [task], {}, {}, "", ""))
+    store = RunStore.create(
+        tmp_path / "run",
+        new_manifest("r", config, [task], backends={}, prompts={}, system_prompt="", isolation=""),
+    )
     try:
-        (result,) = run_trial(Trial(config, get_profile("off"), pool, store), [task], [backend],
-                              lambda record: None)  # fmt: skip
+        (result,) = run_trial(
+            Trial(config, get_profile("off"), pool, store), [task], [backend], lambda record: None
+        )
     finally:
         pool.close()
         store.close()
     assert [a.outcome for a in (result.first, *result.repairs)] == [
-        Outcome.ERROR, Outcome.ERROR, Outcome.PASSED,
-    ]  # fmt: skip
+        Outcome.ERROR,
+        Outcome.ERROR,
+        Outcome.PASSED,
+    ]
     third = backend.requests[2]
-    assert [m.role for m in third] == ["system", "user", "assistant", "user", "assistant",
-                                       "user", "assistant", "user"]  # fmt: skip
+    assert [m.role for m in third] == [
+        "system",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+        "user",
+    ]
     assert [m.content for m in third if m.role == "assistant"][:2] == answers
     assert "Implement a basic reactive" in third[1].content
     assert "See the testing errors above" in third[3].content
@@ -282,8 +390,9 @@ def test_a_third_try_continues_the_same_conversation(
 def test_references_tasks_and_a_folder_of_exercises(tmp_path: Path) -> None:
     """`check --references` on the polyglot exercises, and on a folder of exercises
     passed as --suite PATH in which a stub already passes its tests."""
-    checked = run_cli("check", "--references", "--suite", "polyglot-python", "--data", POLYGLOT,
-                      "--workers", "2")  # fmt: skip
+    checked = run_cli(
+        "check", "--references", "--suite", "polyglot-python", "--data", POLYGLOT, "--workers", "2"
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.count("passed") == 34
     suite = tmp_path / "mine"

@@ -100,11 +100,21 @@ def _modes(kind: Kind[Any], suite: str, modes: Sequence[str], samples: int) -> l
 
 
 def _shape_conditions(
-    tasks: list[AnyTask], suite: str, edit_format: str | None, gate: str | None,
-    timeout: float | None, cpu_time: int | None, tries: int | None,
-    repair_attempts: int | None, num_ctx: int | None, max_tokens: int | None,
-    modes: Sequence[str], samples: int, prompt_profile: str | None,
-) -> dict[str, object]:  # fmt: skip
+    tasks: list[AnyTask],
+    suite: str,
+    *,
+    edit_format: str | None,
+    gate: str | None,
+    timeout: float | None,
+    cpu_time: int | None,
+    tries: int | None,
+    repair_attempts: int | None,
+    num_ctx: int | None,
+    max_tokens: int | None,
+    modes: Sequence[str],
+    samples: int,
+    prompt_profile: str | None,
+) -> dict[str, object]:
     """The conditions that depend on the suite's shape of task: the edit format, the
     prompt profile, the gate, the defaults of the timeout, the context and the
     answer's length, the tries (for questions, the programs a fix may take, 3 by
@@ -135,21 +145,23 @@ def _shape_conditions(
         "edit_format": edit_format,
         "prompt_profile": profile,
         "gate_profile": kind.gate(suite, tasks, gate),
-        "repair_attempts": tries - 1 if tries is not None else (
-            (2 if modes else 1) if repair_attempts is None else repair_attempts
-        ),
+        "repair_attempts": tries - 1
+        if tries is not None
+        else ((2 if modes else 1) if repair_attempts is None else repair_attempts),
         "limits": limits,
         "modes": modes,
-    }  # fmt: skip
+    }
 
 
 SERVER_KEYS = ("base_url", "ollama_url", "openai_url", "api_key")
 
 
 def server_endpoints(
-    base_url: str | None = None, ollama_url: str | None = None, openai_url: str | None = None,
+    base_url: str | None = None,
+    ollama_url: str | None = None,
+    openai_url: str | None = None,
     api_key: str | None = None,
-) -> Endpoints:  # fmt: skip
+) -> Endpoints:
     """Where the HTTP backends are: `base_url` for either unless its own is given."""
     return endpoints_from_env(ollama_url or base_url, openai_url or base_url, api_key)
 
@@ -193,18 +205,40 @@ def configure(
     packages = _names(packages, "packages")
     tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
     shaped = _shape_conditions(
-        tasks, suite, edit_format, gate, timeout, cpu_time, tries, repair_attempts,
-        num_ctx, max_tokens, modes, samples, prompt_profile,
-    )  # fmt: skip
-    config = RunConfig.validated({
-        "models": _names(models, "models"), "suite": suite, "data": data,
-        "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
-        "samples": samples, "temperature": temperature, "seed": seed, "think": think,
-        "workers": workers, "unsafe_host_exec": unsafe_host_exec,
-        "endpoints": server_endpoints(base_url, ollama_url, openai_url, api_key),
-        "efficiency": efficiency, "repos": repos, "wheels": wheels,
-        "packages": sorted(packages), **shaped,
-    })  # fmt: skip
+        tasks,
+        suite,
+        edit_format=edit_format,
+        gate=gate,
+        timeout=timeout,
+        cpu_time=cpu_time,
+        tries=tries,
+        repair_attempts=repair_attempts,
+        num_ctx=num_ctx,
+        max_tokens=max_tokens,
+        modes=modes,
+        samples=samples,
+        prompt_profile=prompt_profile,
+    )
+    config = RunConfig.validated(
+        {
+            "models": _names(models, "models"),
+            "suite": suite,
+            "data": data,
+            "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
+            "samples": samples,
+            "temperature": temperature,
+            "seed": seed,
+            "think": think,
+            "workers": workers,
+            "unsafe_host_exec": unsafe_host_exec,
+            "endpoints": server_endpoints(base_url, ollama_url, openai_url, api_key),
+            "efficiency": efficiency,
+            "repos": repos,
+            "wheels": wheels,
+            "packages": sorted(packages),
+            **shaped,
+        }
+    )
     return config, tasks
 
 
@@ -249,8 +283,9 @@ def run(
                 f"{run_dir} exists: finish it with --resume {run_dir}, or choose another name"
             )
     with _watched(progress) as watch:
-        conduct(config, tasks, run_dir, resume=resume is not None, progress=watch,
-                opened=backends or {})  # fmt: skip
+        conduct(
+            config, tasks, run_dir, resume=resume is not None, progress=watch, opened=backends or {}
+        )
     result = Run(run_dir)
     result.report()
     return result
@@ -292,8 +327,17 @@ def ask(
         write_question_suite(partial, question, paths, packages)
         partial.rename(folder)
     name = name or new_run_id(Path(runs_dir), "ask")
-    return run(str(folder), [model], runs_dir=runs_dir, name=name, progress=progress,
-               backends=backends, modes=["fix"], tries=rounds, **conditions)  # fmt: skip
+    return run(
+        str(folder),
+        [model],
+        runs_dir=runs_dir,
+        name=name,
+        progress=progress,
+        backends=backends,
+        modes=["fix"],
+        tries=rounds,
+        **conditions,
+    )
 
 
 def evaluate(
@@ -333,16 +377,32 @@ def evaluate(
                     "--ray shards samples of function tasks; judge SWE-bench predictions without it"
                 )
             patches = PredictionsJob(
-                lines, suite, data, repos, wheels, workers,
-                REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout, runs,
-                unsafe_host_exec,
-            )  # fmt: skip
+                predictions=lines,
+                suite=suite,
+                data=data,
+                repos=repos,
+                wheels=wheels,
+                workers=workers,
+                timeout=REPOSITORY_DEFAULTS.timeout_s if timeout is None else timeout,
+                runs_dir=runs,
+                unsafe_host_exec=unsafe_host_exec,
+            )
             run_dir = judge_predictions(patches, announce=watch.start, progress=watch.advance)
         else:
             job = SamplesJob(
-                lines, suite, data, prompts, workers, TIMEOUT_S if timeout is None else timeout,
-                cpu_time, gate, runs, unsafe_host_exec, efficiency, ray,
-            )  # fmt: skip
+                samples=lines,
+                suite=suite,
+                data=data,
+                prompts=prompts,
+                workers=workers,
+                timeout=TIMEOUT_S if timeout is None else timeout,
+                cpu_time=cpu_time,
+                gate=gate,
+                runs_dir=runs,
+                unsafe_host_exec=unsafe_host_exec,
+                efficiency=efficiency,
+                ray=ray,
+            )
             run_dir = judge_samples(job, announce=watch.start, progress=watch.advance)
     result = Run(run_dir)
     result.report()
@@ -360,9 +420,14 @@ class Judge:
     """
 
     def __init__(
-        self, *, workers: int = 1, timeout: float | None = None, cpu_time: int | None = None,
-        gate: str | None = None, unsafe_host_exec: bool = False,
-    ) -> None:  # fmt: skip
+        self,
+        *,
+        workers: int = 1,
+        timeout: float | None = None,
+        cpu_time: int | None = None,
+        gate: str | None = None,
+        unsafe_host_exec: bool = False,
+    ) -> None:
         """`timeout` and `cpu_time`: per test run (default: function tasks'); `gate`:
         the profile (default: each task's own)."""
         defaults = FUNCTION.defaults
@@ -441,15 +506,27 @@ def select(
     these tasks."""
     stored = run if isinstance(run, Run) else Run(run)
     names = strategy_names(strategies)
-    source = TestSource(tests, prompt_map(test_prompts) if test_prompts else None, test_model,
-                        test_samples)  # fmt: skip
+    source = TestSource(
+        tests, prompt_map(test_prompts) if test_prompts else None, test_model, test_samples
+    )
     shown = steps(plain_console(stderr=True)) if progress else quietly
     with RunStore.open(stored.path) as store:
         baseline = against.path if isinstance(against, Run) else against
         found = side_by_side(
-            store, names, source, judge_model, shots, ranker, workers, shown, trained_judge,
-            subsets, repeats, Path(baseline) if baseline is not None else None, task_ids,
-        )  # fmt: skip
+            store,
+            names,
+            source,
+            judge=judge_model,
+            shots=shots,
+            ranker=ranker,
+            workers=workers,
+            steps=shown,
+            trained_judge=trained_judge,
+            sizes=subsets,
+            repeats=repeats,
+            against=Path(baseline) if baseline is not None else None,
+            task_ids=task_ids,
+        )
     stored.report()
     return SelectionResult(stored, found, stored.path / "selection.json")
 

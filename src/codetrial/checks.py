@@ -79,9 +79,12 @@ def _judging(
 
 
 def check_file(
-    text: str, task_id: str, where: Where, edit_format: str = "whole",
+    text: str,
+    task_id: str,
+    where: Where,
+    edit_format: str = "whole",
     prompt_profile: str | None = None,
-) -> tuple[str, str, Verdict]:  # fmt: skip
+) -> tuple[str, str, Verdict]:
     """(isolation, gate profile, verdict) of `text` judged against `task_id` as a run
     judges a response: its code extracted (for a benchmark task, as its prompt profile
     says), its edit applied to a workspace task's files in `edit_format`, or for a
@@ -117,8 +120,11 @@ def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, 
     ]
     with question_sandbox(questions, environment, _policy(questions, where)) as sandbox:
         checked = [
-            Checked(c.task_id, Verdict(Outcome.PASSED if c.correct else Outcome.FAILED,
-                                       gate=None, detail=c.why), None)
+            Checked(
+                c.task_id,
+                Verdict(Outcome.PASSED if c.correct else Outcome.FAILED, gate=None, detail=c.why),
+                None,
+            )
             for c in check_question_references(questions, sandbox)
-        ]  # fmt: skip
+        ]
         return sandbox.isolation, "program", checked

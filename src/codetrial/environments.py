@@ -55,8 +55,12 @@ class Environment:
 
     def as_dict(self) -> dict[str, object]:
         """The environment as a manifest records it."""
-        return {"requested": list(self.requested), "installed": self.installed,
-                "modules": list(self.modules), "path": str(self.path)}  # fmt: skip
+        return {
+            "requested": list(self.requested),
+            "installed": self.installed,
+            "modules": list(self.modules),
+            "path": str(self.path),
+        }
 
 
 def environment_key(packages: Sequence[str]) -> str:
@@ -121,10 +125,20 @@ def build(packages: Sequence[str], wheels: Path | None) -> Environment:
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=".building-") as scratch:
         folder = Path(scratch) / "environment"
         command = [
-            sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-            "--no-warn-script-location", "--only-binary", ":all:", "--target", str(folder),
-            *source, *packages,
-        ]  # fmt: skip
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-warn-script-location",
+            "--only-binary",
+            ":all:",
+            "--target",
+            str(folder),
+            *source,
+            *packages,
+        ]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=PIP_TIMEOUT_S)
         except subprocess.TimeoutExpired as exc:

@@ -12,8 +12,12 @@ _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+-]*)[^\n]*\n(.*?)(?:^[ \t]*```[ \t]*$|\Z)", re.S | re.M)
 _PYTHON_TAGS = {"", "python", "py", "python3"}
 _DEFINITIONS = (
-    ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign,
-)  # fmt: skip
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Assign,
+    ast.AnnAssign,
+)
 
 
 def without_reasoning(text: str) -> str:

@@ -99,8 +99,14 @@ def _tile(
     ranges = []
     for index, start in enumerate(bounds):
         end = bounds[index + 1] - 1 if index + 1 < len(bounds) else last
-        node = next((n for n in body if isinstance(n, ast.ClassDef) and n.lineno >= start
-                     and n.lineno <= end), None)  # fmt: skip
+        node = next(
+            (
+                n
+                for n in body
+                if isinstance(n, ast.ClassDef) and n.lineno >= start and n.lineno <= end
+            ),
+            None,
+        )
         size = sum(len(line) for line in lines[start - 1 : end])
         if node is not None and size > largest and len(node.body) > 1:
             ranges.extend(_tile(node.body, start, end, lines, largest))
@@ -200,8 +206,13 @@ def localize(
     pieces = [(path, span) for path in top for span in _chunks(sources[path], room // 2)]
     texts = ["".join(sources[p].splitlines(keepends=True)[s - 1 : e]) for p, (s, e) in pieces]
     chosen: dict[str, list[tuple[int, int]]] = {}
-    for index in _ranked([f"{p} {t}" for (p, _), t in zip(pieces, texts, strict=True)],
-                         task.problem_statement) if pieces else []:  # fmt: skip
+    for index in (
+        _ranked(
+            [f"{p} {t}" for (p, _), t in zip(pieces, texts, strict=True)], task.problem_statement
+        )
+        if pieces
+        else []
+    ):
         cost = len(texts[index]) + len(MARKER) + 20
         if cost <= room:
             room -= cost
@@ -222,13 +233,18 @@ def localize(
     note = f"shown: {', '.join(p for p, _ in files) or 'none'}"
     note += f"; cut: {'; '.join(notes)}" if notes else ""
     instructions = Template(read_template("repository_issue.md")).substitute(
-        repo=task.repo, problem_statement=task.problem_statement.strip(),
+        repo=task.repo,
+        problem_statement=task.problem_statement.strip(),
         cuts=f"Cut to fit: {'; '.join(notes)}." if notes else "",
-    )  # fmt: skip
+    )
     view = WorkspaceTask(
-        id=task.id, suite=task.suite, instructions=instructions, files=tuple(files),
-        editable=tuple(p for p, _ in files), tests=(),
-    )  # fmt: skip
+        id=task.id,
+        suite=task.suite,
+        instructions=instructions,
+        files=tuple(files),
+        editable=tuple(p for p, _ in files),
+        tests=(),
+    )
     return Localized(view, {path: sources[path] for path, _ in files}, note)
 
 

@@ -97,13 +97,25 @@ class Judging:
     started: float
 
 
-def record(backend: Backend, job: Job, generation: Generation, candidate: Candidate,
-           verdict: Verdict, execution_s: float) -> AttemptRecord:  # fmt: skip
+def record(
+    backend: Backend,
+    job: Job,
+    generation: Generation,
+    candidate: Candidate,
+    verdict: Verdict,
+    execution_s: float,
+) -> AttemptRecord:
     return AttemptRecord.judged(
-        verdict, candidate, model=backend.name, task_id=job.task.id, sample=job.sample,
-        attempt=job.attempt, messages=job.messages, generation=generation,
+        verdict,
+        candidate,
+        model=backend.name,
+        task_id=job.task.id,
+        sample=job.sample,
+        attempt=job.attempt,
+        messages=job.messages,
+        generation=generation,
         execution_s=execution_s,
-    )  # fmt: skip
+    )
 
 
 def first_jobs(trial: Trial, tasks: Sequence[JudgedTask], backend: Backend) -> deque[list[Job]]:
@@ -168,8 +180,14 @@ def run_backend(
 
     def keep(future: Future[Verdict]) -> tuple[Judging, AttemptRecord]:
         judging = in_flight.pop(future)
-        stored = record(backend, judging.job, judging.generation, judging.candidate,
-                        verdict_of(future), time.monotonic() - judging.started)  # fmt: skip
+        stored = record(
+            backend,
+            judging.job,
+            judging.generation,
+            judging.candidate,
+            verdict_of(future),
+            time.monotonic() - judging.started,
+        )
         trial.store.save(judging.job.task, stored)
         progress(stored)
         return judging, stored
@@ -187,16 +205,25 @@ def run_backend(
                 except BackendError as exc:
                     for job in unit:
                         failed = Generation("", None, None, 0.0)
-                        stored = record(backend, job, failed, Candidate("", None),
-                                        infrastructure_failure(str(exc)), 0.0)  # fmt: skip
+                        stored = record(
+                            backend,
+                            job,
+                            failed,
+                            Candidate("", None),
+                            infrastructure_failure(str(exc)),
+                            0.0,
+                        )
                         trial.store.save(job.task, stored)
                         progress(stored)
                     continue
                 for job, generation in zip(unit, generations, strict=True):
                     candidate, future = kind_of(job.task).respond(
-                        trial.pool, job.task, generation.text, trial.asked(job.task),
+                        trial.pool,
+                        job.task,
+                        generation.text,
+                        trial.asked(job.task),
                         job.workspace,
-                    )  # fmt: skip
+                    )
                     in_flight[future] = Judging(job, generation, candidate, time.monotonic())
                 done = {f for f in in_flight if f.done()}
             else:
@@ -252,9 +279,14 @@ def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
 
 
 def conduct(
-    config: RunConfig, tasks: Sequence[AnyTask], run_dir: Path, *, resume: bool,
-    progress: RunProgress, opened: Mapping[str, Backend],
-) -> None:  # fmt: skip
+    config: RunConfig,
+    tasks: Sequence[AnyTask],
+    run_dir: Path,
+    *,
+    resume: bool,
+    progress: RunProgress,
+    opened: Mapping[str, Backend],
+) -> None:
     """A trial of `config`'s models on `tasks`, stored in `run_dir` (with `resume`,
     the interrupted run there finished): the tasks' kind prepares what they need,
     each model writes and the sandbox judges, and every attempt is stored as it is
@@ -288,9 +320,15 @@ def conduct(
             store.mark_resumed()
         else:
             manifest = new_manifest(
-                run_dir.name, config, tasks, {b.name: b.conditions() for b in backends},
-                template_hashes(kind.templates(config)), system.content, isolation, bwrap,
-            )  # fmt: skip
+                run_dir.name,
+                config,
+                tasks,
+                backends={b.name: b.conditions() for b in backends},
+                prompts=template_hashes(kind.templates(config)),
+                system_prompt=system.content,
+                isolation=isolation,
+                bwrap=bwrap,
+            )
             notes = {task_id: view.note for task_id, view in shown.items()}
             store = RunStore.create(
                 run_dir, with_environments(manifest, prepared.environments, notes)
@@ -300,8 +338,16 @@ def conduct(
         resume_with = f"codetrial run --resume {store.run_dir}"
         try:
             if kind.interpreted:
-                run_questions(questions, backends, config, sandbox, profile,
-                              environment.modules, store, progress.advance)  # fmt: skip
+                run_questions(
+                    questions,
+                    backends,
+                    config=config,
+                    sandbox=sandbox,
+                    profile=profile,
+                    libraries=environment.modules,
+                    store=store,
+                    progress=progress.advance,
+                )
             else:
                 trial = Trial(config, profile, pool, store, shown)
                 run_trial(trial, cast(list[JudgedTask], tasks), backends, progress.advance)

@@ -95,13 +95,23 @@ def judge_predictions(
     with JudgePool(job.workers, SandboxPolicy.of(config), prepared.repositories) as pool:
         source = {model: job.predictions.source for model in predictions}
         manifest = new_manifest(
-            new_run_id(job.runs_dir, tasks[0].suite), config, tasks, source, {}, "",
-            pool.isolation, pool.bwrap,
-        )  # fmt: skip
+            new_run_id(job.runs_dir, tasks[0].suite),
+            config,
+            tasks,
+            backends=source,
+            prompts={},
+            system_prompt="",
+            isolation=pool.isolation,
+            bwrap=pool.bwrap,
+        )
         recorded = with_environments(manifest, prepared.environments)
         with RunStore.create(job.runs_dir / manifest.run_id, recorded) as store:
-            items = [(model, task) for model in sorted(predictions) for task in tasks
-                     if task.id in predictions[model]]  # fmt: skip
+            items = [
+                (model, task)
+                for model in sorted(predictions)
+                for task in tasks
+                if task.id in predictions[model]
+            ]
             announce(store.run_dir, len(items))
             futures = [judged(pool, predictions[model][task.id], task) for model, task in items]
             for (model, task), future in zip(items, futures, strict=True):

@@ -51,10 +51,14 @@ class Bar:
     def __init__(self, console: Console, heading: str = "run directory") -> None:
         self.console, self.heading = console, heading
         columns = (
-            TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-            TextColumn("passes {task.fields[passes]}"), TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(), TimeRemainingColumn(),
-        )  # fmt: skip
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("passes {task.fields[passes]}"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TimeRemainingColumn(),
+        )
         self._bar = RichProgress(*columns, console=console, transient=True)
         self._task = self._bar.add_task("starting", total=None, passes=0, rate="")
         self.passes = self.tokens = 0
@@ -77,9 +81,12 @@ class Bar:
         self.passes += record.passed
         rate = f"{self.tokens / self.seconds:.0f} tok/s" if self.seconds else ""
         self._bar.update(
-            self._task, advance=int(record.attempt == 0), passes=self.passes, rate=rate,
+            self._task,
+            advance=int(record.attempt == 0),
+            passes=self.passes,
+            rate=rate,
             description=f"{record.model} · {record.task_id}",
-        )  # fmt: skip
+        )
 
 
 def plain_console(stderr: bool = False) -> Console:
@@ -103,9 +110,11 @@ def steps(console: Console) -> Steps:
     @contextlib.contextmanager
     def step(label: str, total: int) -> Iterator[Advance]:
         columns = (
-            TextColumn(label, markup=False), BarColumn(), MofNCompleteColumn(),
+            TextColumn(label, markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
             TimeElapsedColumn(),
-        )  # fmt: skip
+        )
         with RichProgress(*columns, console=console, transient=True) as bar:
             task = bar.add_task(label, total=total)
             yield lambda done: bar.update(task, completed=done)

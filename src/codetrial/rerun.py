@@ -101,9 +101,15 @@ def changed_conditions(
 
 
 def _rejudged(
-    config: RunConfig, profile: Profile, pool: JudgePool, task: AnyTask, record: AttemptRecord,
-    before: dict[str, str] | None, views: Mapping[str, Localized],
-) -> Future[Verdict] | None:  # fmt: skip
+    pool: JudgePool,
+    task: AnyTask,
+    record: AttemptRecord,
+    *,
+    config: RunConfig,
+    profile: Profile,
+    before: dict[str, str] | None,
+    views: Mapping[str, Localized],
+) -> Future[Verdict] | None:
     """The stored attempt judged again as its kind judges it; None for a kind whose
     attempts are not (a question's rounds, which the interpreter loop judged)."""
     asked = Asked.under(config, profile, views.get(task.id))
@@ -111,9 +117,12 @@ def _rejudged(
 
 
 def rerun(
-    store: RunStore, profile: Profile, pool: JudgePool, tasks: Sequence[AnyTask],
+    store: RunStore,
+    profile: Profile,
+    pool: JudgePool,
+    tasks: Sequence[AnyTask],
     views: Mapping[str, Localized] = {},
-) -> Rerun:  # fmt: skip
+) -> Rerun:
     """Re-judge every stored attempt that was judged (an infrastructure failure never
     reached the sandbox, so it is counted as not re-judged) and compare verdicts.
     `tasks` are the run's, as `stored_tasks` loads them; `views` what the model was
@@ -133,7 +142,9 @@ def rerun(
         task = by_id.get(record.task_id)
         future = None
         if record.outcome is not Outcome.INFRA_ERROR and task is not None:
-            future = _rejudged(config, profile, pool, task, record, before, views)
+            future = _rejudged(
+                pool, task, record, config=config, profile=profile, before=before, views=views
+            )
         if future is None:
             tally.not_rejudged += 1
         else:
@@ -147,9 +158,16 @@ def rerun(
             tally.identical += 1
         else:
             differences.append(
-                Difference(record.model, record.task_id, record.sample, record.attempt,
-                           record.outcome, verdict.outcome, verdict.detail)
-            )  # fmt: skip
+                Difference(
+                    model=record.model,
+                    task_id=record.task_id,
+                    sample=record.sample,
+                    attempt=record.attempt,
+                    stored=record.outcome,
+                    now=verdict.outcome,
+                    detail=verdict.detail,
+                )
+            )
     return Rerun(
         tallies=list(tallies.values()),
         differences=differences,
@@ -161,10 +179,15 @@ def rerun(
 
 
 def rejudge(
-    run_dir: Path, *, timeout: float | None = None, cpu_time: int | None = None,
-    memory_mb: int | None = None, gate: str | None = None, workers: int = 2,
+    run_dir: Path,
+    *,
+    timeout: float | None = None,
+    cpu_time: int | None = None,
+    memory_mb: int | None = None,
+    gate: str | None = None,
+    workers: int = 2,
     unsafe_host_exec: bool = False,
-) -> Rerun:  # fmt: skip
+) -> Rerun:
     """`rerun` on a run directory, under its recorded limits and gate unless some are
     given here."""
     with RunStore.open(run_dir) as store:

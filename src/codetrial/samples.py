@@ -147,9 +147,15 @@ def judge_samples(
     with JudgePool(workers, SandboxPolicy.of(config)) as pool:
         source = {**samples.source, "samples": str(len(items))}
         manifest = new_manifest(
-            new_run_id(job.runs_dir, suite), config, tasks, {model: source}, {}, "",
-            pool.isolation, pool.bwrap,
-        )  # fmt: skip
+            new_run_id(job.runs_dir, suite),
+            config,
+            tasks,
+            backends={model: source},
+            prompts={},
+            system_prompt="",
+            isolation=pool.isolation,
+            bwrap=pool.bwrap,
+        )
         with RunStore.create(job.runs_dir / manifest.run_id, manifest) as store:
             announce(store.run_dir, len(items))
             judged = executor(job.ray).verdicts(items, profile, config, pool)

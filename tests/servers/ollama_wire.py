@@ -215,10 +215,14 @@ class _Handler(BaseHTTPRequestHandler):
                 for token, logprob in wire.top_logprobs[:wanted]
             ]
             final["logprobs"] = [
-                {"token": piece, "logprob": -0.25, "bytes": list(piece.encode()),
-                 "top_logprobs": top if index == 0 else []}
+                {
+                    "token": piece,
+                    "logprob": -0.25,
+                    "bytes": list(piece.encode()),
+                    "top_logprobs": top if index == 0 else [],
+                }
                 for index, piece in enumerate(re.findall(r"\s*\S+", content) or [content])
-            ]  # fmt: skip
+            ]
         if body.get("stream", True) is False:
             self._send_json(200, final)
             return

@@ -39,8 +39,9 @@ class Rounds:
             what += f" ({program.raised.get('type')}: {program.raised.get('message', '')[:120]})"
         elif program is not None and program.files:
             what += f" (wrote {', '.join(program.files)})"
-        self.console.print(f"{what}, {record.generation_s + record.execution_s:.1f} s",
-                           highlight=False)  # fmt: skip
+        self.console.print(
+            f"{what}, {record.generation_s + record.execution_s:.1f} s", highlight=False
+        )
 
 
 def ask(
@@ -72,22 +73,42 @@ def ask(
     if environments.cached(chosen) is None:
         source = f"the wheels in {wheels}" if wheels else "the package index"
         where = environments.environments_dir()
-        out(json).print(f"building the package environment {' '.join(chosen)} from {source} "
-                        f"(once; cached in {where})", highlight=False)  # fmt: skip
+        out(json).print(
+            f"building the package environment {' '.join(chosen)} from {source} "
+            f"(once; cached in {where})",
+            highlight=False,
+        )
     result = codetrial.ask(
-        question, file, model, rounds=rounds, packages=chosen, wheels=wheels,
-        temperature=temperature, seed=seed, timeout=timeout, max_tokens=max_tokens,
-        runs_dir=runs_dir, base_url=base_url, unsafe_host_exec=unsafe_host_exec,
+        question,
+        file,
+        model,
+        rounds=rounds,
+        packages=chosen,
+        wheels=wheels,
+        temperature=temperature,
+        seed=seed,
+        timeout=timeout,
+        max_tokens=max_tokens,
+        runs_dir=runs_dir,
+        base_url=base_url,
+        unsafe_host_exec=unsafe_host_exec,
         progress=Rounds(json),
-    )  # fmt: skip
+    )
     report = result.report()
     last = result.results()[-1].final
     program = last.program
     answer = program.answer if program is not None else None
     if json:
         files = program.files if program else []
-        print_json({"run_dir": str(result.path), "report": str(report), "answer": answer,
-                    "outcome": last.outcome.value, "files": files})  # fmt: skip
+        print_json(
+            {
+                "run_dir": str(result.path),
+                "report": str(report),
+                "answer": answer,
+                "outcome": last.outcome.value,
+                "files": files,
+            }
+        )
         return
     if answer is None:
         console.print(f"no answer: {last.outcome.value} ({last.detail})", highlight=False)

@@ -54,18 +54,33 @@ def _percent(estimate: Estimate) -> str:
 def print_board(found: Board) -> None:
     for suite, rows in found.suites.items():
         table = Table(title=f"{suite}: pass@1 % with 95% CI, seeds pooled")
-        for header in ("#", "model", "size", "pass@1", "repaired", "seeds ± sd", "tok/s",
-                       "s/sample", "MB", "vs above"):  # fmt: skip
+        for header in (
+            "#",
+            "model",
+            "size",
+            "pass@1",
+            "repaired",
+            "seeds ± sd",
+            "tok/s",
+            "s/sample",
+            "MB",
+            "vs above",
+        ):
             table.add_column(header, justify="left" if header == "model" else "right")
         for rank, row in enumerate(rows, start=1):
             seeds, paired = row.over_seeds, row.paired
             table.add_row(
-                str(rank), row.label, shown_size(row.parameters) if row.parameters else "?",
-                _percent(row.pass_at_1), _percent(row.after_repair),
+                str(rank),
+                row.label,
+                shown_size(row.parameters) if row.parameters else "?",
+                _percent(row.pass_at_1),
+                _percent(row.after_repair),
                 f"{100 * seeds[0]:.1f} ± {100 * seeds[1]:.1f}" if seeds else "",
                 f"{row.tokens_per_s:.0f}" if row.tokens_per_s else "?",
-                f"{row.seconds_per_sample:.2f}", f"{row.memory_mb:.0f}" if row.memory_mb else "?",
+                f"{row.seconds_per_sample:.2f}",
+                f"{row.memory_mb:.0f}" if row.memory_mb else "?",
                 f"-{paired.above_better}/+{paired.above_worse} p={paired.p_value:.2f}"
-                if paired else "",
-            )  # fmt: skip
+                if paired
+                else "",
+            )
         console.print(table)

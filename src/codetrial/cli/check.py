@@ -94,7 +94,16 @@ def check(
         raise ConfigError("give FILE with --task ID, or --references")
     if references and prompt_profile is not None:
         raise ConfigError("--prompt-profile is for a FILE: references are judged as written")
-    where = Where(suite, data, repos, wheels, gate, timeout, workers, unsafe_host_exec)
+    where = Where(
+        suite=suite,
+        data=data,
+        repos=repos,
+        wheels=wheels,
+        gate=gate,
+        timeout=timeout,
+        workers=workers,
+        unsafe_host_exec=unsafe_host_exec,
+    )
     if file is None:
         isolation, profile, checked = check_references(where)
         console.print(f"isolation: {isolation}  gate: {profile}", highlight=False)

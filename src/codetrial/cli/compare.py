@@ -33,8 +33,12 @@ def compare(
     for row in comparison.rows:
         if row.change:
             style = "green" if row.change == "gained" else "red"
-            table.add_row(row.task_id, row.a.first.outcome.value, row.b.first.outcome.value,
-                          Text(row.change, style=style))  # fmt: skip
+            table.add_row(
+                row.task_id,
+                row.a.first.outcome.value,
+                row.b.first.outcome.value,
+                Text(row.change, style=style),
+            )
     console.print(table)
     n = len(comparison.rows)
     console.print(

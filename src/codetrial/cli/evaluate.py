@@ -60,8 +60,20 @@ def evaluate(
     SWE-bench predictions file's patches (--suite swe --data INSTANCES --repos DIR)."""
     with Bar(out(json)) as bar:
         result = codetrial.evaluate(
-            samples, suite, data=data, prompts=prompts, repos=repos, wheels=wheels,
-            workers=workers, timeout=timeout, cpu_time=cpu_time, gate=gate, runs_dir=runs_dir,
-            efficiency=efficiency, unsafe_host_exec=unsafe_host_exec, ray=ray, progress=bar,
-        )  # fmt: skip
+            samples,
+            suite,
+            data=data,
+            prompts=prompts,
+            repos=repos,
+            wheels=wheels,
+            workers=workers,
+            timeout=timeout,
+            cpu_time=cpu_time,
+            gate=gate,
+            runs_dir=runs_dir,
+            efficiency=efficiency,
+            unsafe_host_exec=unsafe_host_exec,
+            ray=ray,
+            progress=bar,
+        )
     show(result, json)

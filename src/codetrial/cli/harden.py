@@ -34,7 +34,15 @@ def harden(
     tests on generated inputs (type-aware mutation of its tests' inputs, and
     Hypothesis), expected outputs from the reference run in the sandbox."""
     loaded = tasks_of(FUNCTION, load_suite(suite, task or None, data), "codetrial harden")
-    hardened = harden_tasks(loaded, tests, budget, seed, workers, timeout, unsafe_host_exec)
+    hardened = harden_tasks(
+        loaded,
+        tests=tests,
+        budget=budget,
+        seed=seed,
+        workers=workers,
+        timeout=timeout,
+        unsafe_host_exec=unsafe_host_exec,
+    )
     given = Path(suite)
     if given.suffix == ".jsonl":
         name = given.stem
@@ -53,5 +61,6 @@ def harden(
         reason = hardenable(one)
         if reason:
             console.print(f"{one.id} left out: {reason}", highlight=False)
-    console.print(f"hardened suite: {path} (use it as --suite {path})", soft_wrap=True,
-                  highlight=False)  # fmt: skip
+    console.print(
+        f"hardened suite: {path} (use it as --suite {path})", soft_wrap=True, highlight=False
+    )

@@ -35,8 +35,9 @@ def commands_md() -> str:
     command's full help, in the order the commands are registered."""
     group = typer.main.get_command(app)
     assert isinstance(group, typer.core.TyperGroup)
-    root = typer.Context(group, info_name="codetrial", terminal_width=WIDTH,
-                         max_content_width=WIDTH)  # fmt: skip
+    root = typer.Context(
+        group, info_name="codetrial", terminal_width=WIDTH, max_content_width=WIDTH
+    )
     commands = {name: _command(group.commands[name]) for name in group.list_commands(root)}
     lines = [
         "# Commands",

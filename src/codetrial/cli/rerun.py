@@ -32,9 +32,14 @@ def rerun_command(
     """Re-judge every stored candidate of a run under its recorded conditions (or
     those overridden here); exit 0 only when every verdict is identical."""
     result = rejudge(
-        run_dir, timeout=timeout, cpu_time=cpu_time, memory_mb=memory_mb, gate=gate,
-        workers=workers, unsafe_host_exec=unsafe_host_exec,
-    )  # fmt: skip
+        run_dir,
+        timeout=timeout,
+        cpu_time=cpu_time,
+        memory_mb=memory_mb,
+        gate=gate,
+        workers=workers,
+        unsafe_host_exec=unsafe_host_exec,
+    )
     _show(result)
     raise typer.Exit(0 if result.identical else 1)
 
@@ -51,12 +56,20 @@ def _show(result: Rerun) -> None:
         table.add_column(header, justify="left" if header in ("model", "stage") else "right")
     for t in result.tallies:
         share = f" ({100 * t.identical / t.judged:.1f} %)" if t.judged else ""
-        table.add_row(t.model, t.stage, str(t.judged), f"{t.identical}{share}",
-                      str(t.judged - t.identical), str(t.not_rejudged))  # fmt: skip
+        table.add_row(
+            t.model,
+            t.stage,
+            str(t.judged),
+            f"{t.identical}{share}",
+            str(t.judged - t.identical),
+            str(t.not_rejudged),
+        )
     console.print(table)
     for d in result.differences:
         console.print(
             f"{d.model} · {d.task_id} · sample {d.sample} · attempt {d.attempt}: "
             f"{d.stored.value} -> {d.now.value}  {d.detail}",
-            soft_wrap=True, highlight=False, markup=False,
-        )  # fmt: skip
+            soft_wrap=True,
+            highlight=False,
+            markup=False,
+        )

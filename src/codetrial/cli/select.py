@@ -87,19 +87,36 @@ def select(
     if pool is not None and run_dir is None:
         with Bar(out(json)) as bar:
             run: codetrial.Run | Path = codetrial.evaluate(
-                pool, suite, data=data, prompts=prompts, workers=workers, runs_dir=runs_dir,
+                pool,
+                suite,
+                data=data,
+                prompts=prompts,
+                workers=workers,
+                runs_dir=runs_dir,
                 progress=bar,
-            )  # fmt: skip
+            )
     elif run_dir is not None and pool is None:
         run = run_dir
     else:
         raise ConfigError("give either a run directory or --pool FILE")
     result = codetrial.select(
-        run, strategies, tests=tests, test_prompts=test_prompts, test_model=test_model,
-        test_samples=test_samples, judge_model=judge, shots=shots, ranker=ranker,
-        trained_judge=trained_judge, subsets=_sizes(subsets), repeats=repeats, against=against,
-        workers=workers, progress=True, task_ids=task,
-    )  # fmt: skip
+        run,
+        strategies,
+        tests=tests,
+        test_prompts=test_prompts,
+        test_model=test_model,
+        test_samples=test_samples,
+        judge_model=judge,
+        shots=shots,
+        ranker=ranker,
+        trained_judge=trained_judge,
+        subsets=_sizes(subsets),
+        repeats=repeats,
+        against=against,
+        workers=workers,
+        progress=True,
+        task_ids=task,
+    )
     if json:
         print_json(result.as_dicts())
         return
@@ -128,12 +145,16 @@ def _sizes(text: str | None) -> list[int]:
 
 
 def _arm_table(model: str, arm: Arm, against: Baseline | None) -> Table:
-    title = (f"Selection on {model} from {arm.size} candidates per task, {arm.repeats} random "
-             f"subsets: {arm.cost.tokens:.0f} tokens, {arm.cost.seconds:.1f} s to generate per "
-             "task")  # fmt: skip
+    title = (
+        f"Selection on {model} from {arm.size} candidates per task, {arm.repeats} random "
+        f"subsets: {arm.cost.tokens:.0f} tokens, {arm.cost.seconds:.1f} s to generate per "
+        "task"
+    )
     if against is not None:
-        title += (f"; baseline {against.label}: {against.estimate}, {against.cost.tokens:.0f} "
-                  f"tokens, {against.cost.seconds:.1f} s")  # fmt: skip
+        title += (
+            f"; baseline {against.label}: {against.estimate}, {against.cost.tokens:.0f} "
+            f"tokens, {against.cost.seconds:.1f} s"
+        )
     table = Table(title=title)
     headers = ["strategy", "pass@1 % [95% CI]", "vs random", "p vs random", "selecting a task"]
     if against is not None:
@@ -141,8 +162,13 @@ def _arm_table(model: str, arm: Arm, against: Baseline | None) -> Table:
     for header in headers:
         table.add_column(header, justify="left" if header == "strategy" else "right")
     for r in arm.results:
-        row = [r.name, str(r.estimate).replace("%", ""), _pct(r.gain_over_random, signed=True),
-               f"{r.p_vs_random:.3g}", _spent(arm.selection[r.name])]  # fmt: skip
+        row = [
+            r.name,
+            str(r.estimate).replace("%", ""),
+            _pct(r.gain_over_random, signed=True),
+            f"{r.p_vs_random:.3g}",
+            _spent(arm.selection[r.name]),
+        ]
         if against is not None:
             gain, p = arm.vs_baseline[r.name]
             row += [_pct(gain, signed=True), f"{p:.3g}"]
@@ -163,8 +189,9 @@ def _unusable(tasks: Sequence[str]) -> None:
             f"the generated tests of {', '.join(tasks)} do not compile as one test function, "
             "the way CodeT runs them: codet and the ranker get no test evidence there "
             "(CodeT falls back to a random pick)",
-            soft_wrap=True, highlight=False,
-        )  # fmt: skip
+            soft_wrap=True,
+            highlight=False,
+        )
 
 
 def _strategy_table(
@@ -172,8 +199,15 @@ def _strategy_table(
 ) -> Table:
     n = max(len(p.candidates) for p in pools)
     table = Table(title=f"Selection on {model}: {len(pools)} tasks, up to {n} candidates each")
-    for header in ("strategy", "pass@1 % [95% CI]", "vs random", "vs first", "gap closed",
-                   "p vs random", "p vs first"):  # fmt: skip
+    for header in (
+        "strategy",
+        "pass@1 % [95% CI]",
+        "vs random",
+        "vs first",
+        "gap closed",
+        "p vs random",
+        "p vs first",
+    ):
         table.add_column(header, justify="left" if header == "strategy" else "right")
     for r in results:
         table.add_row(
@@ -221,8 +255,17 @@ def judge_eval(
     """How far a judge model can be trusted: its verdicts against the tests', asked
     zero- and few-shot and trained on execution labels, on the same candidates."""
     with RunStore.open(run_dir) as store:
-        found = judge_quality(store, judge, [0, 2] if shots is None else shots, steps(console),
-                              train, trained_judge, per_task, centre, task)  # fmt: skip
+        found = judge_quality(
+            store,
+            judge,
+            shots=[0, 2] if shots is None else shots,
+            steps=steps(console),
+            train=train,
+            trained_judge=trained_judge,
+            per_task=per_task,
+            centre=centre,
+            task_ids=task,
+        )
         for setting in found:
             console.print(_quality_table(setting))
     report = codetrial.open_run(run_dir).report()
@@ -233,11 +276,20 @@ def _quality_table(setting: JudgeQuality) -> Table:
     area, within = (
         "n/a" if value is None else f"{value:.2f}" for value in (setting.auc, setting.task_auc)
     )
-    table = Table(title=f"Judge {setting.judge}, {setting.setting}, on {setting.candidates} "
-                  f"candidates ({setting.correct} correct), ROC AUC {area}, within a task "
-                  f"{within} (tasks with both kinds: {setting.tasks_with_both})")  # fmt: skip
-    for header in ("confidence ≥", "abstained %", "kappa", "FPR %", "FNR %",
-                   "precision correct %", "precision wrong %"):  # fmt: skip
+    table = Table(
+        title=f"Judge {setting.judge}, {setting.setting}, on {setting.candidates} "
+        f"candidates ({setting.correct} correct), ROC AUC {area}, within a task "
+        f"{within} (tasks with both kinds: {setting.tasks_with_both})"
+    )
+    for header in (
+        "confidence ≥",
+        "abstained %",
+        "kappa",
+        "FPR %",
+        "FNR %",
+        "precision correct %",
+        "precision wrong %",
+    ):
         table.add_column(header, justify="right")
     for r in setting.thresholds:
         table.add_row(
@@ -271,7 +323,16 @@ def train_judge(
     hidden states over the judge prompt, binary and three-class (correct, execution
     error, wrong output). Reports both on tasks they never saw, then fits them on
     everything."""
-    for setting in train(runs, out_file, judge, per_task, steps(console), centre, task):
+    measured = train(
+        runs,
+        out_file,
+        judge=judge,
+        per_task=per_task,
+        steps=steps(console),
+        centre=centre,
+        task_ids=task,
+    )
+    for setting in measured:
         console.print(_quality_table(setting))
     console.print(f"trained judge: {out_file}", soft_wrap=True, highlight=False)
 

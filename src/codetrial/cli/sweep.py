@@ -61,12 +61,20 @@ def _plan_dict(planned: Plan) -> dict[str, object]:
     return {
         "folder": str(planned.folder),
         "cells": [
-            {"id": c.cell.id, "label": c.cell.label, "options": c.cell.options,
-             "chains": c.cell.chains, "status": c.state.status, "done": c.state.done,
-             "wall_s": c.state.wall_s, "error": c.state.error, "estimate_s": c.estimate_s}
+            {
+                "id": c.cell.id,
+                "label": c.cell.label,
+                "options": c.cell.options,
+                "chains": c.cell.chains,
+                "status": c.state.status,
+                "done": c.state.done,
+                "wall_s": c.state.wall_s,
+                "error": c.state.error,
+                "estimate_s": c.estimate_s,
+            }
             for c in planned.cells
         ],
-    }  # fmt: skip
+    }
 
 
 def print_plan(planned: Plan) -> None:
@@ -79,10 +87,15 @@ def print_plan(planned: Plan) -> None:
             status = f"finished in {c.state.wall_s:.0f} s"
         elif status in ("partial", "failed"):
             status = f"{status}, {c.state.done} stored"
-        estimate = "—" if c.state.status == "finished" else (
-            f"{c.estimate_s:.0f} s ({c.rate.runs} earlier run(s))" if c.rate and c.estimate_s
-            is not None else "no earlier run of this model on this suite"
-        )  # fmt: skip
+        estimate = (
+            "—"
+            if c.state.status == "finished"
+            else (
+                f"{c.estimate_s:.0f} s ({c.rate.runs} earlier run(s))"
+                if c.rate and c.estimate_s is not None
+                else "no earlier run of this model on this suite"
+            )
+        )
         label = Text.assemble(c.cell.label, "\n", (c.cell.id, "dim"))
         table.add_row(str(index), label, str(c.cell.chains), status, estimate)
     console.print(table)

@@ -66,23 +66,29 @@ def _share(killed: int | None, total: int, percent: bool = False) -> str:
 def _show_audit(suite: str, audited: list[TaskAudit]) -> None:
     table = Table(title=f"Mutants of {suite}'s references killed by its tests")
     for header in ("task", "mutants", "by visible", "by hidden", "by all", "survivors"):
-        table.add_column(header, justify="left" if header == "task" else "right",
-                         no_wrap=header == "task")  # fmt: skip
+        table.add_column(
+            header, justify="left" if header == "task" else "right", no_wrap=header == "task"
+        )
     for a in audited:
         if a.unsound:
             table.add_row(a.task_id, "", "", "", Text(a.unsound, style="red"), "")
             continue
         n = len(a.judged)
         table.add_row(
-            a.task_id, str(n), _share(a.killed_by(Visibility.VISIBLE), n),
-            _share(a.killed_by(Visibility.HIDDEN), n), _share(a.killed, n, percent=True),
+            a.task_id,
+            str(n),
+            _share(a.killed_by(Visibility.VISIBLE), n),
+            _share(a.killed_by(Visibility.HIDDEN), n),
+            _share(a.killed, n, percent=True),
             str(len(a.survivors)),
-        )  # fmt: skip
+        )
     console.print(table)
     for a in audited:
         for mutant in a.survivors:
             console.print(
                 f"{a.task_id}: mutant {mutant.number} ({mutant.operator}, line {mutant.line}) "
-                "survives", style="yellow", highlight=False,
-            )  # fmt: skip
+                "survives",
+                style="yellow",
+                highlight=False,
+            )
             console.print(mutant.diff(a.reference), markup=False, highlight=False)

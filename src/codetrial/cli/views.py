@@ -36,8 +36,14 @@ _STYLE = {"pass": "green", "failed": "red", "error": "red", "rejected": "yellow"
 
 def results_table(rows: Sequence[ModelSummary]) -> Table:
     table = Table(title="Results")
-    for header in ("model", "first pass", "after repair", "repair successes / tries",
-                   "gate rejects", "infra errors"):  # fmt: skip
+    for header in (
+        "model",
+        "first pass",
+        "after repair",
+        "repair successes / tries",
+        "gate rejects",
+        "infra errors",
+    ):
         table.add_column(header, justify="left" if header == "model" else "right")
     for r in rows:
         table.add_row(
@@ -92,8 +98,10 @@ def edit_table(rows: Sequence[EditSummary]) -> Table:
         table.add_column(f"{r.model}\n{r.edit_format}", justify="right")
     tries = len(rows[0].pass_after_try) if rows else 0
     lines: list[tuple[str, list[str]]] = [("cases", [str(r.cases) for r in rows])]
-    lines += [(f"pass rate, try {n + 1} (95% CI)", [str(r.pass_after_try[n]) for r in rows])
-              for n in range(tries)]  # fmt: skip
+    lines += [
+        (f"pass rate, try {n + 1} (95% CI)", [str(r.pass_after_try[n]) for r in rows])
+        for n in range(tries)
+    ]
     lines += [
         ("well-formed cases", [f"{100 * r.well_formed:.1f}%" for r in rows]),
         ("malformed edits", [str(r.malformed_edits) for r in rows]),
@@ -111,22 +119,27 @@ def edit_table(rows: Sequence[EditSummary]) -> Table:
 
 def repository_table(rows: Sequence[RepositorySummary]) -> Table:
     """SWE-bench's report, a column per model."""
-    return _per_model("Repository tasks, as SWE-bench's harness reports them", rows, [
-        ("instances", [str(r.total) for r in rows]),
-        ("submitted", [str(r.submitted) for r in rows]),
-        ("completed", [str(r.completed) for r in rows]),
-        ("resolved", [str(r.resolved) for r in rows]),
-        ("unresolved", [str(r.unresolved) for r in rows]),
-        ("empty patch", [str(r.empty_patch) for r in rows]),
-        ("error", [str(r.error) for r in rows]),
-        ("resolved % (95% CI)", [str(r.resolved_rate) for r in rows]),
-    ])  # fmt: skip
+    return _per_model(
+        "Repository tasks, as SWE-bench's harness reports them",
+        rows,
+        [
+            ("instances", [str(r.total) for r in rows]),
+            ("submitted", [str(r.submitted) for r in rows]),
+            ("completed", [str(r.completed) for r in rows]),
+            ("resolved", [str(r.resolved) for r in rows]),
+            ("unresolved", [str(r.unresolved) for r in rows]),
+            ("empty patch", [str(r.empty_patch) for r in rows]),
+            ("error", [str(r.error) for r in rows]),
+            ("resolved % (95% CI)", [str(r.resolved_rate) for r in rows]),
+        ],
+    )
 
 
 def _per_model(
-    title: str, rows: Sequence[RepositorySummary | EfficiencySummary],
+    title: str,
+    rows: Sequence[RepositorySummary | EfficiencySummary],
     lines: list[tuple[str, list[str]]],
-) -> Table:  # fmt: skip
+) -> Table:
     """A table of labelled lines, a column per model."""
     table = Table(title=title)
     table.add_column("")
@@ -144,18 +157,22 @@ def _shown_pair(pair: Sequence[float | None], at_least: bool = False) -> str:
 
 def efficiency_table(rows: Sequence[EfficiencySummary]) -> Table:
     """Passing candidates against the references, a column per model."""
-    return _per_model("Efficiency against the reference (ratios: median / worst)", rows, [
-        ("passing candidates measured", [str(r.candidates) for r in rows]),
-        ("CPU time, tests", [_shown_pair(r.tests_cpu) for r in rows]),
-        ("peak memory, tests", [_shown_pair(r.tests_peak) for r in rows]),
-        ("timed on the heavy input", [str(r.heavy_timed) for r in rows]),
-        ("CPU time, heavy input", [_shown_pair(r.heavy_cpu, r.over_cap > 0) for r in rows]),
-        ("peak memory, heavy input", [_shown_pair(r.heavy_peak) for r in rows]),
-        ("over the cap on it", [str(r.over_cap) for r in rows]),
-        ("disagreeing on it", [str(r.disagree) for r in rows]),
-        ("not measured", [str(r.unmeasured) for r in rows]),
-        ("flagged slow", [str(r.slow) for r in rows]),
-    ])  # fmt: skip
+    return _per_model(
+        "Efficiency against the reference (ratios: median / worst)",
+        rows,
+        [
+            ("passing candidates measured", [str(r.candidates) for r in rows]),
+            ("CPU time, tests", [_shown_pair(r.tests_cpu) for r in rows]),
+            ("peak memory, tests", [_shown_pair(r.tests_peak) for r in rows]),
+            ("timed on the heavy input", [str(r.heavy_timed) for r in rows]),
+            ("CPU time, heavy input", [_shown_pair(r.heavy_cpu, r.over_cap > 0) for r in rows]),
+            ("peak memory, heavy input", [_shown_pair(r.heavy_peak) for r in rows]),
+            ("over the cap on it", [str(r.over_cap) for r in rows]),
+            ("disagreeing on it", [str(r.disagree) for r in rows]),
+            ("not measured", [str(r.unmeasured) for r in rows]),
+            ("flagged slow", [str(r.slow) for r in rows]),
+        ],
+    )
 
 
 def instance_table(rows: Sequence[RepositorySummary]) -> Table:
@@ -170,8 +187,13 @@ def instance_table(rows: Sequence[RepositorySummary]) -> Table:
         for i in row.instances:
             patch = "empty" if i.empty_patch else ("applied" if i.patch_applied else i.outcome)
             table.add_row(
-                i.model, i.task_id, "yes" if i.resolved else "no",
-                "{}/{}".format(*i.fail_to_pass), "{}/{}".format(*i.pass_to_pass), patch,
-                f"{i.patch_s:.2f}", f"{i.tests_s:.2f}",
-            )  # fmt: skip
+                i.model,
+                i.task_id,
+                "yes" if i.resolved else "no",
+                "{}/{}".format(*i.fail_to_pass),
+                "{}/{}".format(*i.pass_to_pass),
+                patch,
+                f"{i.patch_s:.2f}",
+                f"{i.tests_s:.2f}",
+            )
     return table

@@ -146,9 +146,18 @@ class _Relay:
         self._queue.put(("start", self._cell))
 
     def advance(self, record: AttemptRecord) -> None:
-        slim = record.model_copy(update={"messages": [], "raw_response": "", "code": None,
-                                         "files": None, "tests": [], "visible_output": "",
-                                         "hidden_output": "", "feedback": None})  # fmt: skip
+        slim = record.model_copy(
+            update={
+                "messages": [],
+                "raw_response": "",
+                "code": None,
+                "files": None,
+                "tests": [],
+                "visible_output": "",
+                "hidden_output": "",
+                "feedback": None,
+            }
+        )
         self._queue.put(("advance", self._cell, slim))
 
 
@@ -176,8 +185,9 @@ class CellActor:
             if started is not None:
                 unpack(started, runs)
             try:
-                wall_s = self._runner.run(cell, runs, started is not None,
-                                          _Relay(self._queue, cell.id))  # fmt: skip
+                wall_s = self._runner.run(
+                    cell, runs, started is not None, _Relay(self._queue, cell.id)
+                )
                 status, error = "finished", ""
             except CodetrialError as exc:
                 status, error, wall_s = "failed", str(exc), 0.0
@@ -214,15 +224,17 @@ def run_cluster(work: Cells, console: Console | None, address: str) -> None:
         queue.shutdown()
 
 
-def _show(event: tuple[Any, ...], watch: Progress, console: Console | None,
-          scheduler: _Scheduler) -> None:  # fmt: skip
+def _show(
+    event: tuple[Any, ...], watch: Progress, console: Console | None, scheduler: _Scheduler
+) -> None:
     kind, cell_id = event[0], event[1]
     if kind == "advance":
         watch.advance(event[2])
     elif console is not None:
         cell, node = scheduler.placed(cell_id)
-        console.print(f"cell {cell.label} started on node {node[:12]}", highlight=False,
-                      soft_wrap=True)  # fmt: skip
+        console.print(
+            f"cell {cell.label} started on node {node[:12]}", highlight=False, soft_wrap=True
+        )
 
 
 class _Scheduler:
@@ -268,9 +280,12 @@ class _Scheduler:
         """An actor for `model` on every live node that has room for one at all;
         whether there is any such node."""
         needs = self._needs[model]
-        nodes = [n for n in _alive(self._ray)
-                 if n["Resources"].get("CPU", 0) >= needs["num_cpus"]
-                 and n["Resources"].get("memory", 0) >= needs.get("memory", 0)]  # fmt: skip
+        nodes = [
+            n
+            for n in _alive(self._ray)
+            if n["Resources"].get("CPU", 0) >= needs["num_cpus"]
+            and n["Resources"].get("memory", 0) >= needs.get("memory", 0)
+        ]
         for node in nodes:
             key = (model, node["NodeID"])
             if key in self._actors:
@@ -386,11 +401,11 @@ def cluster_verdicts(
     if not nodes:
         raise ConfigError("no live Ray node has a CPU to judge on")
     actors = {
-        n["NodeID"]: actor.options(scheduling_strategy=_pinned(ray, n["NodeID"]), num_cpus=1,
-                                   max_restarts=0)
-        .remote(SandboxPolicy.of(config), config.workers)
+        n["NodeID"]: actor.options(
+            scheduling_strategy=_pinned(ray, n["NodeID"]), num_cpus=1, max_restarts=0
+        ).remote(SandboxPolicy.of(config), config.workers)
         for n in nodes
-    }  # fmt: skip
+    }
     shards = [list(items[i : i + SHARD]) for i in range(0, len(items), SHARD)]
     todo, results = deque(range(len(shards))), {}
     running: dict[Any, tuple[int, str]] = {}

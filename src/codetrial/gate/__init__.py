@@ -20,8 +20,7 @@ __all__ = ["PROFILES", "RULES", "Profile", "check", "get_profile"]
 def check(tree: ast.Module, signature: Signature | None, profile: Profile) -> GateVerdict:
     """Apply the profile's rules to a parsed candidate (a program, with no requested
     function, when `signature` is None); report the earliest violation."""
-    ctx = Context(signature, profile.allowed_modules, profile.allow_helpers,
-                  profile.allowed_calls)  # fmt: skip
+    ctx = Context(signature, profile.allowed_modules, profile.allow_helpers, profile.allowed_calls)
     found: list[Violation] = []
     for rule_id in profile.rules:
         found.extend(RULES.get(rule_id).check(tree, ctx))

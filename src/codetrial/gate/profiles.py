@@ -15,21 +15,60 @@ from codetrial.registry import Registry
 
 HARMLESS_MODULES = frozenset(
     {
-        "math", "cmath", "itertools", "functools", "collections", "heapq", "bisect", "re",
-        "string", "statistics", "fractions", "decimal", "typing", "dataclasses", "enum",
+        "math",
+        "cmath",
+        "itertools",
+        "functools",
+        "collections",
+        "heapq",
+        "bisect",
+        "re",
+        "string",
+        "statistics",
+        "fractions",
+        "decimal",
+        "typing",
+        "dataclasses",
+        "enum",
     }
-)  # fmt: skip
+)
 
 
 # The standard library a program, or a task that imports libraries, may import: all
 # of it but what starts processes, opens connections, loads native code or imports
 # by name at run time.
 STANDARD_MODULES = frozenset(sys.stdlib_module_names) - {
-    "subprocess", "socket", "ssl", "socketserver", "multiprocessing", "concurrent", "asyncio",
-    "ctypes", "pty", "pdb", "signal", "importlib", "runpy", "code", "codeop", "urllib",
-    "http", "ftplib", "smtplib", "poplib", "imaplib", "telnetlib", "xmlrpc", "webbrowser",
-    "_socket", "_ssl", "_ctypes", "_posixsubprocess", "_multiprocessing", "antigravity",
-}  # fmt: skip
+    "subprocess",
+    "socket",
+    "ssl",
+    "socketserver",
+    "multiprocessing",
+    "concurrent",
+    "asyncio",
+    "ctypes",
+    "pty",
+    "pdb",
+    "signal",
+    "importlib",
+    "runpy",
+    "code",
+    "codeop",
+    "urllib",
+    "http",
+    "ftplib",
+    "smtplib",
+    "poplib",
+    "imaplib",
+    "telnetlib",
+    "xmlrpc",
+    "webbrowser",
+    "_socket",
+    "_ssl",
+    "_ctypes",
+    "_posixsubprocess",
+    "_multiprocessing",
+    "antigravity",
+}
 
 
 @dataclass(frozen=True)

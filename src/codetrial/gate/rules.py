@@ -15,10 +15,21 @@ from codetrial.tasks import Signature
 
 FORBIDDEN_CALLS = frozenset(
     {
-        "eval", "exec", "open", "compile", "__import__", "input", "globals", "locals",
-        "vars", "getattr", "setattr", "delattr", "breakpoint",
+        "eval",
+        "exec",
+        "open",
+        "compile",
+        "__import__",
+        "input",
+        "globals",
+        "locals",
+        "vars",
+        "getattr",
+        "setattr",
+        "delattr",
+        "breakpoint",
     }
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)

@@ -59,8 +59,9 @@ class TaskAudit:
     unsound: str = ""  # why the reference itself does not pass, when it does not
 
     def killed_by(self, visibility: Visibility) -> int | None:
-        outcomes = [j.visible if visibility is Visibility.VISIBLE else j.hidden
-                    for j in self.judged]  # fmt: skip
+        outcomes = [
+            j.visible if visibility is Visibility.VISIBLE else j.hidden for j in self.judged
+        ]
         if not outcomes or outcomes[0] is None:
             return None
         return sum(o not in (Outcome.PASSED, Outcome.INFRA_ERROR) for o in outcomes)
@@ -85,17 +86,24 @@ class TaskAudit:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "task_id": self.task_id, "mutants": len(self.judged),
+            "task_id": self.task_id,
+            "mutants": len(self.judged),
             "killed_by_visible": self.killed_by(Visibility.VISIBLE),
             "killed_by_hidden": self.killed_by(Visibility.HIDDEN),
-            "killed": self.killed, "unjudged": self.unjudged, "score": self.score,
+            "killed": self.killed,
+            "unjudged": self.unjudged,
+            "score": self.score,
             "unsound": self.unsound,
             "survivors": [
-                {"mutant": m.number, "operator": m.operator, "line": m.line,
-                 "diff": m.diff(self.reference)}
+                {
+                    "mutant": m.number,
+                    "operator": m.operator,
+                    "line": m.line,
+                    "diff": m.diff(self.reference),
+                }
                 for m in self.survivors
             ],
-        }  # fmt: skip
+        }
 
 
 def _only(task: Task, visibility: Visibility) -> Task | None:
@@ -104,9 +112,11 @@ def _only(task: Task, visibility: Visibility) -> Task | None:
 
 
 def audit(
-    tasks: Sequence[Task], workers: int = 2, timeout: float = AUDIT_TIMEOUT_S,
+    tasks: Sequence[Task],
+    workers: int = 2,
+    timeout: float = AUDIT_TIMEOUT_S,
     unsafe_host_exec: bool = False,
-) -> list[TaskAudit]:  # fmt: skip
+) -> list[TaskAudit]:
     """Every task's mutation scores; tasks without a reference are left out."""
     profile = get_profile("off")
     policy = SandboxPolicy(Limits.validated(timeout, AUDIT_CPU_S), unsafe_host_exec)

@@ -17,11 +17,17 @@ def _same(got: Any, want: Any) -> bool:
     if isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
         return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
     if isinstance(want, (list, tuple)):
-        return (type(got) is type(want) and len(got) == len(want)
-                and all(_same(g, w) for g, w in zip(got, want, strict=True)))  # fmt: skip
+        return (
+            type(got) is type(want)
+            and len(got) == len(want)
+            and all(_same(g, w) for g, w in zip(got, want, strict=True))
+        )
     if isinstance(want, dict):
-        return (isinstance(got, dict) and got.keys() == want.keys()
-                and all(_same(got[k], want[k]) for k in want))  # fmt: skip
+        return (
+            isinstance(got, dict)
+            and got.keys() == want.keys()
+            and all(_same(got[k], want[k]) for k in want)
+        )
     return bool(got == want)
 
 

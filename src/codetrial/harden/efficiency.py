@@ -210,9 +210,11 @@ def _heavy_references(pool: JudgePool, tasks: Sequence[Task]) -> dict[str, Heavy
 
 
 def _candidate_calls(
-    pool: JudgePool, tasks: dict[str, Task], programs: set[tuple[str, str]],
+    pool: JudgePool,
+    tasks: dict[str, Task],
+    programs: set[tuple[str, str]],
     heavy: dict[str, HeavyReference | str],
-) -> dict[tuple[str, str], Calls]:  # fmt: skip
+) -> dict[tuple[str, str], Calls]:
     """Each program's heavy calls: one first, and the other repeats only for those
     whose first gave the reference's answer within the cap (a slow or wrong
     candidate costs one call, not three)."""
@@ -235,18 +237,22 @@ def measure(store: RunStore, tasks: Sequence[Task], pool: JudgePool) -> None:
     a reference, measured against that reference."""
     with_reference = {t.id: t for t in tasks if t.reference}
     passing = [
-        a for r in store.task_results() for a in (r.first, *r.repairs)
+        a
+        for r in store.task_results()
+        for a in (r.first, *r.repairs)
         if a.passed and a.code is not None and a.task_id in with_reference
-    ]  # fmt: skip
+    ]
     profile = get_profile("off")
     candidates = {(a.task_id, a.code or "") for a in passing}
     measured = sorted({tid for tid, _ in candidates})
     references = {(tid, with_reference[tid].reference or "") for tid in measured}
     tests = {
-        (tid, code): [pool.submit_fresh(Candidate(code, code), with_reference[tid], profile)
-                      for _ in range(REPEATS if (tid, code) in references else 1)]
+        (tid, code): [
+            pool.submit_fresh(Candidate(code, code), with_reference[tid], profile)
+            for _ in range(REPEATS if (tid, code) in references else 1)
+        ]
         for tid, code in candidates | references
-    }  # fmt: skip
+    }
     heavy = _heavy_references(
         pool, [with_reference[t] for t in measured if with_reference[t].heavy_input]
     )
@@ -260,14 +266,25 @@ def measure(store: RunStore, tasks: Sequence[Task], pool: JudgePool) -> None:
             on_heavy = _heavy_row(_heavy(heavy_calls[tid, code], found.cap_s), found)
         programs[tid, code] = _program_row(_tests(tests[tid, code]), yardsticks[tid], on_heavy)
     document = {
-        "repeats": REPEATS, "slow_ratio": SLOW_RATIO, "cap_ratio": CAP_RATIO,
-        "min_cap_s": MIN_CAP_S, "min_work_s": MIN_WORK_S,
-        "references": [_reference_row(with_reference[tid], yardsticks[tid], heavy.get(tid))
-                       for tid in measured],
-        "candidates": [{"model": a.model, "task_id": a.task_id, "sample": a.sample,
-                        "attempt": a.attempt, **programs[a.task_id, a.code or ""]}
-                       for a in passing],
-    }  # fmt: skip
+        "repeats": REPEATS,
+        "slow_ratio": SLOW_RATIO,
+        "cap_ratio": CAP_RATIO,
+        "min_cap_s": MIN_CAP_S,
+        "min_work_s": MIN_WORK_S,
+        "references": [
+            _reference_row(with_reference[tid], yardsticks[tid], heavy.get(tid)) for tid in measured
+        ],
+        "candidates": [
+            {
+                "model": a.model,
+                "task_id": a.task_id,
+                "sample": a.sample,
+                "attempt": a.attempt,
+                **programs[a.task_id, a.code or ""],
+            }
+            for a in passing
+        ],
+    }
     write_atomic(store.run_dir / EFFICIENCY, json.dumps(document, indent=2))
 
 
@@ -280,8 +297,11 @@ def _reference_row(
         "heavy": None,
     }
     if isinstance(heavy, HeavyReference):
-        row["heavy"] = {"chars": len(task.heavy_input), **heavy.reference.as_dict(),
-                        "base_cpu_s": round(heavy.base.cpu_s, 6)}  # fmt: skip
+        row["heavy"] = {
+            "chars": len(task.heavy_input),
+            **heavy.reference.as_dict(),
+            "base_cpu_s": round(heavy.base.cpu_s, 6),
+        }
     elif heavy is not None:
         row["heavy"] = {"chars": len(task.heavy_input), "unusable": heavy}
     return row
@@ -301,9 +321,10 @@ def _program_row(
         tests = {**unmeasured, "unmeasured": f"the reference's test run: {theirs}"}
     else:
         tests = {
-            **mine.as_dict(), "cpu_ratio": _ratio(mine.cpu_s, theirs.cpu_s),
+            **mine.as_dict(),
+            "cpu_ratio": _ratio(mine.cpu_s, theirs.cpu_s),
             "peak_ratio": _ratio(mine.peak_kb, theirs.peak_kb),
-        }  # fmt: skip
+        }
     ratios = [part["cpu_ratio"] for part in (tests, on_heavy) if part]
     over = bool(on_heavy and on_heavy["over_cap"])
     slow = over or any(r is not None and r > SLOW_RATIO for r in ratios)
@@ -322,9 +343,16 @@ def _heavy_row(calls: Measure | str, heavy: HeavyReference) -> dict[str, Any]:
         if not row["agrees"]:
             return row
     if calls.over:  # the cap is on the call's own work (decoding comes before it)
-        return {**row, "cpu_s": None, "peak_kb": calls.peak_kb,
-                "cpu_ratio": _ratio(calls.cpu_s, heavy.work_s), "peak_ratio": None}  # fmt: skip
+        return {
+            **row,
+            "cpu_s": None,
+            "peak_kb": calls.peak_kb,
+            "cpu_ratio": _ratio(calls.cpu_s, heavy.work_s),
+            "peak_ratio": None,
+        }
     return {
-        **row, **calls.as_dict(), "cpu_ratio": _ratio(calls.cpu_s - heavy.base.cpu_s, heavy.work_s),
+        **row,
+        **calls.as_dict(),
+        "cpu_ratio": _ratio(calls.cpu_s - heavy.base.cpu_s, heavy.work_s),
         "peak_ratio": _ratio(calls.peak_kb, heavy.reference.peak_kb),
-    }  # fmt: skip
+    }

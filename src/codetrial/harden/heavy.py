@@ -59,10 +59,15 @@ def heavy_inputs(pool: JudgePool, bases: Sequence[tuple[Task, Args]]) -> dict[st
     climbing = [(task, base, 2, grown) for task, base in bases if (grown := _grown(base, 2))]
     while climbing:
         steps = [
-            (task, base, k, grown,
-             pool.submit_call(task.reference or "", task, list(grown[0]), LADDER_CAP_S))
+            (
+                task,
+                base,
+                k,
+                grown,
+                pool.submit_call(task.reference or "", task, list(grown[0]), LADDER_CAP_S),
+            )
             for task, base, k, grown in climbing
-        ]  # fmt: skip
+        ]
         climbing = []
         for task, base, k, (_, text), step in steps:
             try:

@@ -122,10 +122,21 @@ def mutation_inputs(seeds: Sequence[Args], count: int, seed: int) -> list[Args]:
 
 
 _NAMES: dict[str, Any] = {
-    "int": int, "float": float, "str": str, "bool": bool,
-    "list": list, "List": list, "tuple": tuple, "Tuple": tuple, "dict": dict, "Dict": dict,
-    "set": set, "Set": set, "Optional": typing.Optional, "Union": typing.Union,
-}  # fmt: skip
+    "int": int,
+    "float": float,
+    "str": str,
+    "bool": bool,
+    "list": list,
+    "List": list,
+    "tuple": tuple,
+    "Tuple": tuple,
+    "dict": dict,
+    "Dict": dict,
+    "set": set,
+    "Set": set,
+    "Optional": typing.Optional,
+    "Union": typing.Union,
+}
 
 
 def _type_of(node: ast.expr | None) -> Any:
@@ -143,8 +154,10 @@ def _type_of(node: ast.expr | None) -> Any:
     if isinstance(node, ast.Subscript):
         origin = _type_of(node.value)
         inner = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
-        args = [Ellipsis if isinstance(a, ast.Constant) and a.value is Ellipsis else _type_of(a)
-                for a in inner]  # fmt: skip
+        args = [
+            Ellipsis if isinstance(a, ast.Constant) and a.value is Ellipsis else _type_of(a)
+            for a in inner
+        ]
         if origin is None or None in args:
             return None
         return origin[tuple(args)] if len(args) > 1 else origin[args[0]]
@@ -161,10 +174,11 @@ def _from_type(kind: Any, st: Any) -> Any:
     """A Hypothesis strategy for an annotation, bounded so inputs stay small."""
     origin, args = typing.get_origin(kind), typing.get_args(kind)
     simple = {
-        bool: st.booleans(), int: st.integers(-MAX_INT, MAX_INT),
+        bool: st.booleans(),
+        int: st.integers(-MAX_INT, MAX_INT),
         float: st.floats(-MAX_INT, MAX_INT, allow_nan=False, allow_infinity=False),
         str: st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=MAX_ITEMS),
-    }  # fmt: skip
+    }
     if kind in simple:
         return simple[kind]
     if kind is type(None):
@@ -212,9 +226,12 @@ def property_inputs(task: Task, seeds: Sequence[Args], count: int, seed: int) ->
         strategies.append(strategy)
     drawn: list[Args] = []
     settings = hypothesis.settings(
-        max_examples=count, database=None, deadline=None, derandomize=False,
+        max_examples=count,
+        database=None,
+        deadline=None,
+        derandomize=False,
         suppress_health_check=list(hypothesis.HealthCheck),
-    )  # fmt: skip
+    )
 
     def collect(args: Args) -> None:
         drawn.append(args)

@@ -103,9 +103,15 @@ def hardenable(task: Task) -> str:
 
 
 def harden(
-    tasks: Sequence[Task], tests: int = 50, budget: int = 200, seed: int = 0,
-    workers: int = 2, timeout: float = 10.0, unsafe_host_exec: bool = False,
-) -> list[Hardened]:  # fmt: skip
+    tasks: Sequence[Task],
+    *,
+    tests: int = 50,
+    budget: int = 200,
+    seed: int = 0,
+    workers: int = 2,
+    timeout: float = 10.0,
+    unsafe_host_exec: bool = False,
+) -> list[Hardened]:
     """Up to `tests` generated cases per task that `hardenable` allows, out of
     `budget` generated inputs (half by mutation, half by Hypothesis, taken in turn).
     A task whose reference does not pass its hardened tests keeps only its own."""
@@ -121,17 +127,30 @@ def harden(
             drawn = property_inputs(task, seeds, budget - budget // 2, seed)
             fresh = _interleaved(mutated, drawn, seeds)
             plain = [list(args) for args in fresh]
-            twice = [pool.submit_outputs(task.reference or "", task, plain, HARDEN_CPU_S)
-                     for _ in range(2)]  # fmt: skip
+            twice = [
+                pool.submit_outputs(task.reference or "", task, plain, HARDEN_CPU_S)
+                for _ in range(2)
+            ]
             pending.append((task, len(seeds), len(mutated) + len(drawn), fresh, twice))
         found = [
-            _filtered(task, seeds, made, fresh, first.result(), second.result(), tests)
+            _filtered(
+                task,
+                fresh,
+                seeds=seeds,
+                made=made,
+                first=first.result(),
+                second=second.result(),
+                tests=tests,
+            )
             for task, seeds, made, fresh, (first, second) in pending
         ]
         checks = [(h, _reference_check(h, pool, seed)) for h in found]
         verified = [_verified(h, check) for h, check in checks]
-        bases = [(h.task, max((args for args, _ in h.cases), key=lambda a: len(source_of(a))))
-                 for h in verified if h.cases]  # fmt: skip
+        bases = [
+            (h.task, max((args for args, _ in h.cases), key=lambda a: len(source_of(a))))
+            for h in verified
+            if h.cases
+        ]
         heavy = heavy_inputs(pool, bases)
         return [
             dataclasses.replace(h, heavy=heavy[h.task.id]) if h.task.id in heavy else h
@@ -140,9 +159,15 @@ def harden(
 
 
 def _filtered(
-    task: Task, seeds: int, made: int, fresh: list[Args], first: list[str], second: list[str],
+    task: Task,
+    fresh: list[Args],
+    *,
+    seeds: int,
+    made: int,
+    first: list[str],
+    second: list[str],
     tests: int,
-) -> Hardened:  # fmt: skip
+) -> Hardened:
     dropped = {"duplicates": made - len(fresh)}
     cases: list[tuple[Args, Any]] = []
     for args, output, again in zip(fresh, first, second, strict=True):
@@ -245,11 +270,18 @@ def write_suite(hardened: Sequence[Hardened], name: str, out: Path, seed: int) -
         for h in hardened:
             task = hardened_task(h, seed)
             prompt = task.prompt or _docstring_prompt(task.spec)
-            lines.append(json.dumps({
-                "task_id": task.id, "prompt": prompt, "entry_point": task.entry_point,
-                "canonical_solution": (task.reference or "").removeprefix(task.prompt),
-                "test": task.tests[0].source, "heavy_input": task.heavy_input,
-            }))  # fmt: skip
+            lines.append(
+                json.dumps(
+                    {
+                        "task_id": task.id,
+                        "prompt": prompt,
+                        "entry_point": task.entry_point,
+                        "canonical_solution": (task.reference or "").removeprefix(task.prompt),
+                        "test": task.tests[0].source,
+                        "heavy_input": task.heavy_input,
+                    }
+                )
+            )
         write_atomic(path, "\n".join(lines) + "\n")
         return path
     for h in hardened:

@@ -49,8 +49,9 @@ def question_sandbox(
 ) -> Iterator[Sandbox]:
     """A sandbox under `policy` with the questions' files in /data and `environment`
     importable."""
-    mounts = Mounts(packages=(environment.path,), preload=environment.preload,
-                    inputs=_inputs(tasks))  # fmt: skip
+    mounts = Mounts(
+        packages=(environment.path,), preload=environment.preload, inputs=_inputs(tasks)
+    )
     sandbox = open_sandbox(policy.with_mounts(mounts))
     try:
         yield sandbox
@@ -69,10 +70,16 @@ def _finished(records: Sequence[AttemptRecord]) -> bool:
 
 
 def run_questions(
-    tasks: Sequence[QuestionTask], backends: Sequence[Backend], config: RunConfig,
-    sandbox: Sandbox, profile: Profile, libraries: tuple[str, ...], store: RunStore,
+    tasks: Sequence[QuestionTask],
+    backends: Sequence[Backend],
+    *,
+    config: RunConfig,
+    sandbox: Sandbox,
+    profile: Profile,
+    libraries: tuple[str, ...],
+    store: RunStore,
     progress: Callable[[AttemptRecord], None],
-) -> None:  # fmt: skip
+) -> None:
     """Ask every question of every model in each of the run's modes, storing each
     round and telling `progress` of it; a chain stored whole is not asked again, and
     one cut short is asked again from its first round, its stored rounds discarded
@@ -92,7 +99,15 @@ def run_questions(
     for backend in backends:
         for mode in config.modes:
             label = mode_label(backend.name, mode)
-            asking = Asking(backend, config.options(), sandbox, profile, libraries, label, save)
+            asking = Asking(
+                backend=backend,
+                options=config.options(),
+                sandbox=sandbox,
+                profile=profile,
+                libraries=libraries,
+                model=label,
+                save=save,
+            )
             for task in tasks:
                 chain = stored.get((label, task.id), [])
                 if _finished(chain):

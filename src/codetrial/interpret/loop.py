@@ -68,10 +68,14 @@ def _render(name: str, **fields: str) -> str:
 
 
 def system(libraries: Sequence[str]) -> Message:
-    return Message("system", _render(
-        "interpret_system.md", python=platform.python_version(),
-        libraries=", ".join(libraries) or "none",
-    ))  # fmt: skip
+    return Message(
+        "system",
+        _render(
+            "interpret_system.md",
+            python=platform.python_version(),
+            libraries=", ".join(libraries) or "none",
+        ),
+    )
 
 
 def _preview(task: QuestionTask, where: dict[str, str]) -> str:
@@ -106,22 +110,32 @@ def _generate(asking: Asking, messages: Sequence[Message]) -> Generation | str:
 
 
 def _record(
-    task: QuestionTask, attempt: int, messages: Sequence[Message], asking: Asking,
-    generations: Sequence[Generation], outcome: Outcome, **fields: object,
-) -> AttemptRecord:  # fmt: skip
+    task: QuestionTask,
+    attempt: int,
+    messages: Sequence[Message],
+    asking: Asking,
+    generations: Sequence[Generation],
+    outcome: Outcome,
+    **fields: object,
+) -> AttemptRecord:
     prompt = [g.prompt_tokens for g in generations]
     completion = [g.completion_tokens for g in generations]
-    return AttemptRecord.model_validate({
-        "model": asking.model, "task_id": task.id, "attempt": attempt,
-        "messages": [{"role": m.role, "content": m.content} for m in messages],
-        "raw_response": generations[0].text if generations else "",
-        "code": None, "outcome": outcome,
-        "prompt_tokens": None if None in prompt else sum(p or 0 for p in prompt),
-        "completion_tokens": None if None in completion else sum(c or 0 for c in completion),
-        "generation_s": sum(g.duration_s for g in generations),
-        "model_memory_kb": generations[-1].memory_kb if generations else None,
-        **fields,
-    })  # fmt: skip
+    return AttemptRecord.model_validate(
+        {
+            "model": asking.model,
+            "task_id": task.id,
+            "attempt": attempt,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "raw_response": generations[0].text if generations else "",
+            "code": None,
+            "outcome": outcome,
+            "prompt_tokens": None if None in prompt else sum(p or 0 for p in prompt),
+            "completion_tokens": None if None in completion else sum(c or 0 for c in completion),
+            "generation_s": sum(g.duration_s for g in generations),
+            "model_memory_kb": generations[-1].memory_kb if generations else None,
+            **fields,
+        }
+    )
 
 
 def _scored(task: QuestionTask, reply: str, left: Left) -> tuple[Outcome, str]:
@@ -136,8 +150,9 @@ def ask(task: QuestionTask, mode: str, rounds: int, asking: Asking) -> AttemptRe
     round; the last round."""
     if mode == "direct":
         return _direct(task, asking)
-    task_text = _render("interpret_task.md", question=task.question,
-                        files=_preview(task, asking.sandbox.inputs()))  # fmt: skip
+    task_text = _render(
+        "interpret_task.md", question=task.question, files=_preview(task, asking.sandbox.inputs())
+    )
     messages = [system(asking.libraries), Message("user", task_text)]
     limit = rounds if mode == "fix" else 1
     for attempt in range(limit):
@@ -158,8 +173,9 @@ def _direct(task: QuestionTask, asking: Asking) -> AttemptRecord:
         record = _record(task, 0, messages, asking, [], Outcome.INFRA_ERROR, detail=reply)
     else:
         outcome, why = _scored(task, reply.text, Left())
-        program = ProgramRecord(mode="direct", reply=reply.text, answer=final_answer(reply.text),
-                                check=why)  # fmt: skip
+        program = ProgramRecord(
+            mode="direct", reply=reply.text, answer=final_answer(reply.text), check=why
+        )
         record = _record(task, 0, messages, asking, [reply], outcome, program=program, detail=why)
     asking.save(record, {})
     return record
@@ -191,52 +207,100 @@ def failure(run: ProgramRun) -> tuple[Outcome, str] | None:
 
 
 def _program_round(
-    task: QuestionTask, mode: str, attempt: int, messages: list[Message], asking: Asking,
+    task: QuestionTask,
+    mode: str,
+    attempt: int,
+    messages: list[Message],
+    asking: Asking,
     last: bool,
-) -> tuple[AttemptRecord, dict[str, bytes]]:  # fmt: skip
+) -> tuple[AttemptRecord, dict[str, bytes]]:
     """One program: written, checked, run, and, when it ran (or failed in the last
     round), answered from. A round that failed and may be fixed has `feedback`."""
     generation = _generate(asking, messages)
     if isinstance(generation, str):
-        return _record(task, attempt, messages, asking, [], Outcome.INFRA_ERROR,
-                       detail=generation), {}  # fmt: skip
+        return _record(
+            task, attempt, messages, asking, [], Outcome.INFRA_ERROR, detail=generation
+        ), {}
     code = extract(generation.text, "").code
     refused = _refused(code, asking)
     if refused is not None:
         outcome, why = refused
-        return _record(task, attempt, messages, asking, [generation], outcome, code=code,
-                       detail=why, feedback=None if last else why,
-                       program=ProgramRecord(mode=mode)), {}  # fmt: skip
+        return _record(
+            task,
+            attempt,
+            messages,
+            asking,
+            [generation],
+            outcome,
+            code=code,
+            detail=why,
+            feedback=None if last else why,
+            program=ProgramRecord(mode=mode),
+        ), {}
     assert code is not None
     started = time.monotonic()
     with asking.sandbox.program(code) as run:
         pass
     left, failed = run.left, failure(run)
     program = ProgramRecord(
-        mode=mode, failed=failed[1] if failed else None, stdout=left.stdout, stderr=left.stderr,
+        mode=mode,
+        failed=failed[1] if failed else None,
+        stdout=left.stdout,
+        stderr=left.stderr,
         raised=left.raised,
-        files=sorted(left.files), skipped=list(left.skipped), figures=list(left.figures),
-    )  # fmt: skip
+        files=sorted(left.files),
+        skipped=list(left.skipped),
+        figures=list(left.figures),
+    )
     usage = {"cpu_s": run.exit.cpu_s, "peak_kb": run.exit.peak_kb} if run.exit else None
     ran = {"code": code, "execution_s": time.monotonic() - started, "usage": usage}
     if failed is not None and not last:
-        record = _record(task, attempt, messages, asking, [generation], failed[0], **ran,
-                         detail=failed[1][-300:], feedback=failed[1], program=program)  # fmt: skip
+        record = _record(
+            task,
+            attempt,
+            messages,
+            asking,
+            [generation],
+            failed[0],
+            **ran,
+            detail=failed[1][-300:],
+            feedback=failed[1],
+            program=program,
+        )
         return record, left.files
     error = failed[1] if failed else None
     asked = _answer_prompt(left, error)
     answer_messages = [*messages, Message("assistant", generation.text), Message("user", asked)]
     reply = _generate(asking, answer_messages)
     if isinstance(reply, str):
-        record = _record(task, attempt, answer_messages, asking, [generation],
-                         Outcome.INFRA_ERROR, **ran, detail=reply, program=program)  # fmt: skip
+        record = _record(
+            task,
+            attempt,
+            answer_messages,
+            asking,
+            [generation],
+            Outcome.INFRA_ERROR,
+            **ran,
+            detail=reply,
+            program=program,
+        )
         return record, left.files
     outcome, why = _scored(task, reply.text, left)
-    program = program.model_copy(update={"reply": reply.text, "answer": final_answer(reply.text),
-                                         "check": why})  # fmt: skip
+    program = program.model_copy(
+        update={"reply": reply.text, "answer": final_answer(reply.text), "check": why}
+    )
     told = f"the program failed ({error.splitlines()[-1]}); " if error else ""
-    record = _record(task, attempt, answer_messages, asking, [generation, reply], outcome,
-                     **ran, detail=f"{told}{why}", program=program)  # fmt: skip
+    record = _record(
+        task,
+        attempt,
+        answer_messages,
+        asking,
+        [generation, reply],
+        outcome,
+        **ran,
+        detail=f"{told}{why}",
+        program=program,
+    )
     return record, left.files
 
 

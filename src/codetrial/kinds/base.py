@@ -149,9 +149,13 @@ class Kind(Generic[T]):
         raise self.elsewhere("a trial", task.suite, "tasks judged by tests")
 
     def respond(
-        self, pool: JudgePool, task: T, text: str, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: T,
+        text: str,
+        asked: Asked,
         workspace: dict[str, str] | None = None,
-    ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
+    ) -> tuple[Candidate, Future[Verdict]]:
         """The candidate in a response and its verdict to come; `workspace` is the
         files as the try before left them."""
         raise self.elsewhere("a trial", task.suite, "tasks judged by tests")
@@ -167,9 +171,13 @@ class Kind(Generic[T]):
         return self.respond(pool, task, text, asked)[1]
 
     def rejudge(
-        self, pool: JudgePool, task: T, record: AttemptRecord, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: T,
+        record: AttemptRecord,
+        asked: Asked,
         workspace: dict[str, str] | None,
-    ) -> Future[Verdict] | None:  # fmt: skip
+    ) -> Future[Verdict] | None:
         """A stored attempt judged again, or None when this kind's attempts are not."""
         return None
 
@@ -238,9 +246,11 @@ def with_libraries(tasks: Sequence[Libraries], wheels: Path | None) -> Prepared:
 
 
 def load_suite(
-    name: str, task_ids: list[str] | None = None, data: Path | None = None,
+    name: str,
+    task_ids: list[str] | None = None,
+    data: Path | None = None,
     packages: Sequence[str] = (),
-) -> list[AnyTask]:  # fmt: skip
+) -> list[AnyTask]:
     """A suite's tasks (see `codetrial.tasks.load_suite`); with `packages`, tasks of a
     kind that imports libraries import those instead of their own."""
     tasks = load_tasks(name, task_ids, data)

@@ -76,9 +76,13 @@ class FunctionKind(Kind[Task]):
         return first_messages(task, system, asked.prompt_profile or "codetrial", continues)
 
     def respond(
-        self, pool: JudgePool, task: Task, text: str, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: Task,
+        text: str,
+        asked: Asked,
         workspace: dict[str, str] | None = None,
-    ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
+    ) -> tuple[Candidate, Future[Verdict]]:
         """The code in the response (with `definitions_only`, its definitions alone)."""
         candidate = extract(text, task.entry_point, asked.definitions_only)
         return candidate, pool.submit(candidate, task, asked.profile)
@@ -91,9 +95,13 @@ class FunctionKind(Kind[Task]):
         return repair_messages(task, system, code, previous.feedback)
 
     def rejudge(
-        self, pool: JudgePool, task: Task, record: AttemptRecord, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: Task,
+        record: AttemptRecord,
+        asked: Asked,
         workspace: dict[str, str] | None,
-    ) -> Future[Verdict]:  # fmt: skip
+    ) -> Future[Verdict]:
         return pool.submit(Candidate(record.raw_response, record.code), task, asked.profile)
 
     def references(

@@ -40,9 +40,12 @@ class QuestionKind(Kind[QuestionTask]):
         return gate or "program"
 
     def prepare(
-        self, tasks: Sequence[QuestionTask], repos: Path | None, wheels: Path | None,
+        self,
+        tasks: Sequence[QuestionTask],
+        repos: Path | None,
+        wheels: Path | None,
         command: str,
-    ) -> Prepared:  # fmt: skip
+    ) -> Prepared:
         return with_libraries(tasks, wheels)
 
     def environment(self, task: QuestionTask) -> tuple[tuple[str, ...], str] | None:

@@ -38,9 +38,12 @@ class RepositoryKind(Edited[RepositoryTask]):
         return (*super().templates(config), *shown)
 
     def prepare(
-        self, tasks: Sequence[RepositoryTask], repos: Path | None, wheels: Path | None,
+        self,
+        tasks: Sequence[RepositoryTask],
+        repos: Path | None,
+        wheels: Path | None,
         command: str,
-    ) -> Prepared:  # fmt: skip
+    ) -> Prepared:
         return environments.for_repositories(tasks, repos, wheels, command)
 
     def views(self, tasks: Sequence[RepositoryTask], config: RunConfig) -> dict[str, Localized]:
@@ -70,9 +73,13 @@ class RepositoryKind(Edited[RepositoryTask]):
         return workspace_messages(self._view(asked).view, system)
 
     def respond(
-        self, pool: JudgePool, task: RepositoryTask, text: str, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: RepositoryTask,
+        text: str,
+        asked: Asked,
         workspace: dict[str, str] | None = None,
-    ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
+    ) -> tuple[Candidate, Future[Verdict]]:
         """The response's edit applied to the view's excerpts, judged as the patch it
         makes to the whole files."""
         candidate, malformed = self._view(asked).candidate(text, asked.edit_format, workspace)
@@ -92,9 +99,13 @@ class RepositoryKind(Edited[RepositoryTask]):
         return judged(pool, text, task)
 
     def rejudge(
-        self, pool: JudgePool, task: RepositoryTask, record: AttemptRecord, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: RepositoryTask,
+        record: AttemptRecord,
+        asked: Asked,
         workspace: dict[str, str] | None,
-    ) -> Future[Verdict]:  # fmt: skip
+    ) -> Future[Verdict]:
         """A model's response again through the view; a prediction, which has no
         messages, as the patch it is."""
         if record.messages:

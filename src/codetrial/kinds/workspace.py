@@ -92,9 +92,13 @@ class WorkspaceKind(Edited[WorkspaceTask]):
         return workspace_messages(task, system)
 
     def respond(
-        self, pool: JudgePool, task: WorkspaceTask, text: str, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: WorkspaceTask,
+        text: str,
+        asked: Asked,
         workspace: dict[str, str] | None = None,
-    ) -> tuple[Candidate, Future[Verdict]]:  # fmt: skip
+    ) -> tuple[Candidate, Future[Verdict]]:
         files, malformed = apply_edit(text, task, asked.edit_format, workspace)
         candidate = Candidate(text, None, files)
         if malformed is not None:
@@ -107,9 +111,13 @@ class WorkspaceKind(Edited[WorkspaceTask]):
         return repaired(task, previous)
 
     def rejudge(
-        self, pool: JudgePool, task: WorkspaceTask, record: AttemptRecord, asked: Asked,
+        self,
+        pool: JudgePool,
+        task: WorkspaceTask,
+        record: AttemptRecord,
+        asked: Asked,
         workspace: dict[str, str] | None,
-    ) -> Future[Verdict]:  # fmt: skip
+    ) -> Future[Verdict]:
         return self.respond(pool, task, record.raw_response, asked, workspace)[1]
 
     def references(

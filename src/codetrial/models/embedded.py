@@ -265,8 +265,9 @@ def _score_generated(llama: Any, n_prompt: int) -> tuple[float | None, int | Non
     for start in range(0, len(tokens) - 1, llama.n_batch):
         chunk = tokens[start : start + llama.n_batch]
         targets = tokens[start + 1 : start + 1 + len(chunk)]
-        total += _target_logprob(_logits(llama, chunk, n_prompt - 1 + start)[: len(targets)],
-                                 targets)  # fmt: skip
+        total += _target_logprob(
+            _logits(llama, chunk, n_prompt - 1 + start)[: len(targets)], targets
+        )
     return total, len(tokens) - 1
 
 

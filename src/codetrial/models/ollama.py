@@ -83,10 +83,11 @@ class OllamaBackend:
         body = self._body(messages, first_token) | {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
         data = self._http.object("POST", "/api/chat", body)
         return judged_yes(
-            data, ("logprobs", 0),
+            data,
+            ("logprobs", 0),
             f"Ollama at {self._http.base_url} gave no top_logprobs for the answer's first "
             "token; a judge needs Ollama 0.12.11 or later",
-        )  # fmt: skip
+        )
 
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
         body = self._body(messages, options)

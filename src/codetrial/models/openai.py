@@ -75,10 +75,11 @@ class OpenAIBackend:
         body = self._body(messages, first_token) | {"logprobs": True, "top_logprobs": TOP_LOGPROBS}
         data = self._http.object("POST", "/chat/completions", body)
         return judged_yes(
-            data, ("choices", 0, "logprobs", "content", 0),
+            data,
+            ("choices", 0, "logprobs", "content", 0),
             f"{self._http.base_url} gave no top_logprobs for the answer's first token; "
             "a judge needs a server that returns token log-probabilities",
-        )  # fmt: skip
+        )
 
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
         body = self._body(messages, options)

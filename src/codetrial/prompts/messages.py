@@ -19,13 +19,19 @@ from codetrial.tasks import Task, WorkspaceTask
 PART = "\u0000a-part-ends-here\u0000"
 TEMPLATES = ("system.md", "task.md", "repair.md")
 WORKSPACE_TEMPLATES = (
-    "workspace_system.md", "workspace_files.md", "workspace_files_reply.md", "workspace_task.md",
+    "workspace_system.md",
+    "workspace_files.md",
+    "workspace_files_reply.md",
+    "workspace_task.md",
     "workspace_repair.md",
-)  # fmt: skip
+)
 INTERPRET_TEMPLATES = (
-    "interpret_system.md", "interpret_task.md", "interpret_fix.md", "interpret_answer.md",
+    "interpret_system.md",
+    "interpret_task.md",
+    "interpret_fix.md",
+    "interpret_answer.md",
     "interpret_direct.md",
-)  # fmt: skip
+)
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
 
@@ -183,6 +189,10 @@ def workspace_repair_messages(
         output=output.rstrip(), file_list=" ".join(task.editable)
     )
     return [
-        system, *history, request, Message("assistant", response), *_files_messages(files),
+        system,
+        *history,
+        request,
+        Message("assistant", response),
+        *_files_messages(files),
         Message("user", text),
-    ]  # fmt: skip
+    ]

@@ -92,8 +92,9 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
         manifest = store.manifest
         results = store.task_results()
         attempts = [a for r in results for a in (r.first, *r.repairs)]
-        for model, label in [(m, x) for m in manifest.config.models
-                             for x in manifest.config.labels_of(m)]:  # fmt: skip
+        for model, label in [
+            (m, x) for m in manifest.config.models for x in manifest.config.labels_of(m)
+        ]:
             mine = [r for r in results if r.model == label]
             if not mine:
                 continue
@@ -106,12 +107,21 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
             memory = [a.model_memory_kb for a in used if a.model_memory_kb is not None]
             declared = manifest.backends.get(model, {}).get("parameters", "")
             size = sizes.get(model, parse_size(declared))
-            found.append(Entry(
-                run_dir, label, manifest.config.suite, manifest.config.seed,
-                _conditions(store, model, list(tasks)), size, tasks,
-                sum(a.completion_tokens or 0 for a in used), sum(a.generation_s for a in used),
-                sum(a.execution_s for a in used), max(memory) if memory else None,
-            ))  # fmt: skip
+            found.append(
+                Entry(
+                    run_dir=run_dir,
+                    model=label,
+                    suite=manifest.config.suite,
+                    seed=manifest.config.seed,
+                    conditions=_conditions(store, model, list(tasks)),
+                    parameters=size,
+                    tasks=tasks,
+                    completion_tokens=sum(a.completion_tokens or 0 for a in used),
+                    generation_s=sum(a.generation_s for a in used),
+                    execution_s=sum(a.execution_s for a in used),
+                    memory_kb=max(memory) if memory else None,
+                )
+            )
     return found
 
 
@@ -226,18 +236,29 @@ class Board:
 def _row_dict(row: Row) -> dict[str, object]:
     seeds = row.over_seeds
     return {
-        "model": row.model, "label": row.label, "differs": row.differs,
-        "conditions": row.conditions, "runs": [str(e.run_dir) for e in row.entries],
-        "seeds": row.seeds, "tasks": len(row.rates),
-        "pass@1": row.pass_at_1.as_dict(), "after_repair": row.after_repair.as_dict(),
+        "model": row.model,
+        "label": row.label,
+        "differs": row.differs,
+        "conditions": row.conditions,
+        "runs": [str(e.run_dir) for e in row.entries],
+        "seeds": row.seeds,
+        "tasks": len(row.rates),
+        "pass@1": row.pass_at_1.as_dict(),
+        "after_repair": row.after_repair.as_dict(),
         "over_seeds": {"mean": seeds[0], "sd": seeds[1]} if seeds else None,
-        "parameters": row.parameters, "tokens_per_s": row.tokens_per_s,
-        "seconds_per_sample": row.seconds_per_sample, "model_memory_mb": row.memory_mb,
-        "paired_with_above": None if row.paired is None else {
-            "tasks": row.paired.tasks, "above_better": row.paired.above_better,
-            "above_worse": row.paired.above_worse, "p": row.paired.p_value,
+        "parameters": row.parameters,
+        "tokens_per_s": row.tokens_per_s,
+        "seconds_per_sample": row.seconds_per_sample,
+        "model_memory_mb": row.memory_mb,
+        "paired_with_above": None
+        if row.paired is None
+        else {
+            "tasks": row.paired.tasks,
+            "above_better": row.paired.above_better,
+            "above_worse": row.paired.above_worse,
+            "p": row.paired.p_value,
         },
-    }  # fmt: skip
+    }
 
 
 def _ranked(rows: list[Row]) -> list[Row]:
@@ -246,18 +267,25 @@ def _ranked(rows: list[Row]) -> list[Row]:
     rows = sorted(rows, key=lambda r: (-r.pass_at_1.value, r.model))
     varying = [k for k in rows[0].conditions if len({r.conditions[k] for r in rows}) > 1]
     # Different models have different weights; the same model's weights differing is news.
-    reweighed = {m for m in {r.model for r in rows}
-                 if len({r.conditions["weights"] for r in rows if r.model == m}) > 1}  # fmt: skip
+    reweighed = {
+        m
+        for m in {r.model for r in rows}
+        if len({r.conditions["weights"] for r in rows if r.model == m}) > 1
+    }
     ranked: list[Row] = []
     for row in rows:
         paired = None
         if ranked:
             above, mine = ranked[-1].rates, row.rates
             shared = [t for t in mine if t in above]
-            paired = Paired(len(shared), sum(above[t] > mine[t] for t in shared),
-                            sum(above[t] < mine[t] for t in shared))  # fmt: skip
-        differs = {k: row.conditions[k] for k in varying
-                   if k != "weights" or row.model in reweighed}  # fmt: skip
+            paired = Paired(
+                len(shared),
+                sum(above[t] > mine[t] for t in shared),
+                sum(above[t] < mine[t] for t in shared),
+            )
+        differs = {
+            k: row.conditions[k] for k in varying if k != "weights" or row.model in reweighed
+        }
         ranked.append(Row(row.model, row.suite, row.conditions, row.entries, differs, paired))
     return ranked
 

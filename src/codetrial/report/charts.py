@@ -12,11 +12,18 @@ from typing import Any
 from codetrial.report.summary import ModelSummary, PassAtK
 
 OUTCOME_COLOURS = {
-    "passed": "#59a14f", "failed": "#e15759", "error": "#ff9da7", "timeout": "#b07aa1",
-    "memory": "#9c755f", "output_limit": "#76b7b2", "syntax_error": "#f28e2b",
-    "rejected": "#edc948", "no_code": "#bab0ac", "malformed_edit": "#d4a6c8",
+    "passed": "#59a14f",
+    "failed": "#e15759",
+    "error": "#ff9da7",
+    "timeout": "#b07aa1",
+    "memory": "#9c755f",
+    "output_limit": "#76b7b2",
+    "syntax_error": "#f28e2b",
+    "rejected": "#edc948",
+    "no_code": "#bab0ac",
+    "malformed_edit": "#d4a6c8",
     "infra_error": "#4e79a7",
-}  # fmt: skip
+}
 FIRST, REPAIRED, MUTED, BASELINE = "#4c78a8", "#59a14f", "#bab0ac", "#888"
 LINE_HEIGHT = 11
 
@@ -32,8 +39,15 @@ class Canvas:
         self.width, self.height, self.title = width, height, title
         self._parts: list[str] = []
 
-    def text(self, x: float, y: float, text: str, size: int = 10, anchor: str = "middle",
-             rotate: bool = False) -> None:  # fmt: skip
+    def text(
+        self,
+        x: float,
+        y: float,
+        text: str,
+        size: int = 10,
+        anchor: str = "middle",
+        rotate: bool = False,
+    ) -> None:
         """Text at (x, y); each line of a multi-line text goes one line lower."""
         turn = f' transform="rotate(-90 {_number(x)} {_number(y)})"' if rotate else ""
         lines = str(text).split("\n")
@@ -46,16 +60,22 @@ class Canvas:
             f'text-anchor="{anchor}"{turn}>{spans}</text>'
         )
 
-    def rect(self, x: float, y: float, width: float, height: float, colour: str,
-             label: str = "") -> None:  # fmt: skip
+    def rect(
+        self, x: float, y: float, width: float, height: float, colour: str, label: str = ""
+    ) -> None:
         tip = f"<title>{escape(label)}</title>" if label else ""
         self._parts.append(
             f'<rect x="{_number(x)}" y="{_number(y)}" width="{_number(max(width, 0))}" '
             f'height="{_number(max(height, 0))}" fill="{colour}">{tip}</rect>'
         )
 
-    def line(self, points: Sequence[tuple[float, float]], colour: str, width: float = 1.0,
-             dashed: bool = False) -> None:  # fmt: skip
+    def line(
+        self,
+        points: Sequence[tuple[float, float]],
+        colour: str,
+        width: float = 1.0,
+        dashed: bool = False,
+    ) -> None:
         path = " ".join(f"{_number(x)},{_number(y)}" for x, y in points)
         dash = ' stroke-dasharray="4 3"' if dashed else ""
         self._parts.append(
@@ -89,8 +109,13 @@ class Canvas:
 class Frame:
     """A plot area of a canvas: data coordinates mapped to pixels, with its axes."""
 
-    def __init__(self, canvas: Canvas, box: tuple[float, float, float, float],
-                 xs: tuple[float, float], ys: tuple[float, float]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        canvas: Canvas,
+        box: tuple[float, float, float, float],
+        xs: tuple[float, float],
+        ys: tuple[float, float],
+    ) -> None:
         self.canvas = canvas
         self.left, self.top, self.width, self.height = box
         self.xs, self.ys = xs, ys
@@ -103,8 +128,13 @@ class Frame:
         low, high = self.ys
         return self.top + self.height - (value - low) / (high - low) * self.height
 
-    def axes(self, y_label: str, x_label: str = "", y_ticks: Sequence[float] = (),
-             x_ticks: Sequence[float] = ()) -> None:  # fmt: skip
+    def axes(
+        self,
+        y_label: str,
+        x_label: str = "",
+        y_ticks: Sequence[float] = (),
+        x_ticks: Sequence[float] = (),
+    ) -> None:
         """Left and bottom axes, tick labels and axis titles."""
         bottom = self.top + self.height
         self.canvas.line([(self.left, self.top), (self.left, bottom)], BASELINE)
@@ -124,12 +154,25 @@ class Frame:
         for index, name in enumerate(names):
             self.canvas.text(self.x(index), self.top + self.height + 13, name, 9)
 
-    def bar(self, index: float, span: float, value: float, colour: str,
-            interval: tuple[float, float] | None = None, label: str = "") -> None:  # fmt: skip
+    def bar(
+        self,
+        index: float,
+        span: float,
+        value: float,
+        colour: str,
+        interval: tuple[float, float] | None = None,
+        label: str = "",
+    ) -> None:
         """A bar centred on `index`, `span` wide in data units, with its interval."""
         left, right = self.x(index - span / 2), self.x(index + span / 2)
-        self.canvas.rect(left, self.y(value), right - left, self.y(self.ys[0]) - self.y(value),
-                         colour, label or _number(value))  # fmt: skip
+        self.canvas.rect(
+            left,
+            self.y(value),
+            right - left,
+            self.y(self.ys[0]) - self.y(value),
+            colour,
+            label or _number(value),
+        )
         if interval is not None:
             low, high = interval
             middle, cap = self.x(index), min(4.0, (right - left) / 3)
@@ -163,8 +206,10 @@ def first_vs_repaired(rows: Sequence[ModelSummary]) -> str:
     canvas, frame = _bar_canvas(len(rows), 110, top, "tasks passed, first and after repair")
     frame.axes("tasks passed", y_ticks=_ticks(top))
     for index, row in enumerate(rows):
-        for shift, value, colour in ((-0.2, row.first_pass, FIRST),
-                                     (0.2, row.after_repair, REPAIRED)):  # fmt: skip
+        for shift, value, colour in (
+            (-0.2, row.first_pass, FIRST),
+            (0.2, row.after_repair, REPAIRED),
+        ):
             frame.bar(index + shift, 0.38, value, colour)
             canvas.text(frame.x(index + shift), frame.y(value) - 3, str(value), 8)
     frame.labels([r.model for r in rows])
@@ -187,8 +232,14 @@ def outcome_breakdown(breakdown: dict[str, dict[str, int]]) -> str:
         for outcome in used:
             count = breakdown[model].get(outcome, 0)
             x0, x1 = frame.x(start), frame.x(start + count)
-            canvas.rect(x0, 14 + 34 * row, x1 - x0, 24, OUTCOME_COLOURS[outcome],
-                        f"{model}: {outcome} {count}")  # fmt: skip
+            canvas.rect(
+                x0,
+                14 + 34 * row,
+                x1 - x0,
+                24,
+                OUTCOME_COLOURS[outcome],
+                f"{model}: {outcome} {count}",
+            )
             start += count
         canvas.text(left - 6, 30 + 34 * row, model, 9, "end")
     bottom = 14 + 34 * len(models)
@@ -214,8 +265,13 @@ def pass_at_k_bars(rows: Sequence[PassAtK]) -> str:
     canvas, frame = _bar_canvas(len(bars), 56, 105.0, "pass@k with 95% intervals", 3)
     frame.axes("%", y_ticks=range(0, 101, 20))
     for index, (_, stage, estimate) in enumerate(bars):
-        frame.bar(index, 0.7, 100 * estimate.value, FIRST if stage == "first" else REPAIRED,
-                  (100 * estimate.low, 100 * estimate.high))  # fmt: skip
+        frame.bar(
+            index,
+            0.7,
+            100 * estimate.value,
+            FIRST if stage == "first" else REPAIRED,
+            (100 * estimate.low, 100 * estimate.high),
+        )
     frame.labels([label for label, _, _ in bars])
     return canvas.svg()
 
@@ -228,12 +284,22 @@ def strategy_bars(strategies: Sequence[dict[str, Any]]) -> str:
         estimate = row["estimate"]
         value = 100 * estimate["value"]
         colour = MUTED if row["name"] in ("random", "first", "oracle") else FIRST
-        frame.bar(index, 0.7, value, colour, (100 * estimate["low"], 100 * estimate["high"]),
-                  f"{row['name']}: {value:.1f} %")  # fmt: skip
+        frame.bar(
+            index,
+            0.7,
+            value,
+            colour,
+            (100 * estimate["low"], 100 * estimate["high"]),
+            f"{row['name']}: {value:.1f} %",
+        )
         canvas.text(frame.x(index), frame.y(100 * estimate["high"]) - 3, f"{value:.1f}", 8)
         if row["name"] in ("random", "first"):
-            canvas.line([(frame.left, frame.y(value)), (frame.left + frame.width, frame.y(value))],
-                        BASELINE, 0.8, dashed=True)  # fmt: skip
+            canvas.line(
+                [(frame.left, frame.y(value)), (frame.left + frame.width, frame.y(value))],
+                BASELINE,
+                0.8,
+                dashed=True,
+            )
     frame.labels([row["name"] for row in strategies])
     return canvas.svg()
 
@@ -250,8 +316,9 @@ def judge_chart(setting: dict[str, Any]) -> str:
         if b["count"]:
             tip = f"{b['count']} candidates, {100 * b['correct_share']:.0f} % correct"
             radius = 2 + math.sqrt(b["count"]) / 2
-            canvas.circle(left.x(b["mean_confidence"]), left.y(b["correct_share"]), radius, FIRST,
-                          tip)  # fmt: skip
+            canvas.circle(
+                left.x(b["mean_confidence"]), left.y(b["correct_share"]), radius, FIRST, tip
+            )
     rows = setting["thresholds"]
     thresholds = [r["threshold"] for r in rows]
     low = min([*thresholds, 0.5])

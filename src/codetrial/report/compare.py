@@ -58,17 +58,26 @@ class Comparison:
     def as_dict(self) -> dict[str, object]:
         """The comparison as plain data: both runs, the counts, the test, every task."""
         return {
-            "run_a": self.run_a, "run_b": self.run_b,
-            "model_a": self.model_a, "model_b": self.model_b,
-            "tasks": len(self.rows), "passed_a": self.passed_a, "passed_b": self.passed_b,
-            "gained": self.flipped("gained"), "lost": self.flipped("lost"),
+            "run_a": self.run_a,
+            "run_b": self.run_b,
+            "model_a": self.model_a,
+            "model_b": self.model_b,
+            "tasks": len(self.rows),
+            "passed_a": self.passed_a,
+            "passed_b": self.passed_b,
+            "gained": self.flipped("gained"),
+            "lost": self.flipped("lost"),
             "mcnemar_exact_p": self.p_value,
             "rows": [
-                {"task_id": r.task_id, "a": r.a.first.outcome.value,
-                 "b": r.b.first.outcome.value, "change": r.change}
+                {
+                    "task_id": r.task_id,
+                    "a": r.a.first.outcome.value,
+                    "b": r.b.first.outcome.value,
+                    "change": r.change,
+                }
                 for r in self.rows
             ],
-        }  # fmt: skip
+        }
 
 
 def _model(store: RunStore, other: RunStore) -> str:

@@ -67,27 +67,27 @@ def figures(store: RunStore) -> Figures:
     config = manifest.config
     results = store.task_results()
     efficiency = read_json(store.run_dir / EFFICIENCY, dict)
+    labels = {
+        (model, mode): mode_label(model, mode) for model in config.models for mode in config.modes
+    }
     return Figures(
-        results,
-        summarize(results, config.labels),
-        pass_at_k_rows(results, config.labels, list(manifest.task_sha256)),
-        edit_summaries(
+        results=results,
+        rows=summarize(results, config.labels),
+        pass_at_k=pass_at_k_rows(results, config.labels, list(manifest.task_sha256)),
+        edits=edit_summaries(
             results,
             config.labels,
             edited_tasks(manifest),
             config.edit_format or "",
             config.repair_attempts + 1,
         ),
-        repository_summaries(results, config.models, list(manifest.repositories)),
-        efficiency,
-        efficiency_summaries(efficiency, config.models),
-        mode_rows(results, config.labels) if config.modes else [],
-        mode_pairs(results, config.labels) if config.modes else [],
-        fix_gains(results, config.models, {
-            (model, mode): mode_label(model, mode) for model in config.models
-            for mode in config.modes
-        }),
-    )  # fmt: skip
+        repositories=repository_summaries(results, config.models, list(manifest.repositories)),
+        efficiency=efficiency,
+        efficiency_rows=efficiency_summaries(efficiency, config.models),
+        modes=mode_rows(results, config.labels) if config.modes else [],
+        mode_pairs=mode_pairs(results, config.labels) if config.modes else [],
+        fix_gains=fix_gains(results, config.models, labels),
+    )
 
 
 def edited_tasks(manifest: Manifest) -> set[str]:

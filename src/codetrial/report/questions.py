@@ -13,8 +13,12 @@ from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
 from codetrial.records import Outcome, TaskResult
 from codetrial.store.artifacts import outputs_dir
 
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg",
-               ".svg": "image/svg+xml"}  # fmt: skip
+IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".jpeg": "image/jpeg",
+    ".svg": "image/svg+xml",
+}
 IMAGE_CAP = 2 * 1024 * 1024
 
 
@@ -33,10 +37,15 @@ class ModeRow:
     failed_first: int
 
     def as_dict(self) -> dict[str, object]:
-        return {"label": self.label, "correct": self.correct, "scored": self.scored,
-                "accuracy": self.accuracy.as_dict() if self.accuracy else None,
-                "tokens_per_question": self.tokens, "seconds_per_question": self.seconds,
-                "failed_first": self.failed_first}  # fmt: skip
+        return {
+            "label": self.label,
+            "correct": self.correct,
+            "scored": self.scored,
+            "accuracy": self.accuracy.as_dict() if self.accuracy else None,
+            "tokens_per_question": self.tokens,
+            "seconds_per_question": self.seconds,
+            "failed_first": self.failed_first,
+        }
 
 
 @dataclass(frozen=True)
@@ -53,8 +62,13 @@ class ModePair:
         return mcnemar_exact(self.only_a, self.only_b)
 
     def as_dict(self) -> dict[str, object]:
-        return {"a": self.a, "b": self.b, "only_a": self.only_a, "only_b": self.only_b,
-                "mcnemar_exact_p": self.p_value}  # fmt: skip
+        return {
+            "a": self.a,
+            "b": self.b,
+            "only_a": self.only_a,
+            "only_b": self.only_b,
+            "mcnemar_exact_p": self.p_value,
+        }
 
 
 def _scored(results: Sequence[TaskResult], label: str) -> dict[str, bool]:
@@ -72,12 +86,19 @@ def mode_rows(results: Sequence[TaskResult], labels: Sequence[str]) -> list[Mode
         attempts = [a for r in mine for a in (r.first, *r.repairs)]
         tokens = sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in attempts)
         seconds = sum(a.generation_s + a.execution_s for a in attempts)
-        rows.append(ModeRow(
-            label, sum(scored.values()), len(scored),
-            bootstrap([float(v) for v in scored.values()]) if scored else None,
-            tokens / len(mine), seconds / len(mine),
-            sum(1 for r in mine if r.first.program and r.first.program.failed is not None),
-        ))  # fmt: skip
+        rows.append(
+            ModeRow(
+                label=label,
+                correct=sum(scored.values()),
+                scored=len(scored),
+                accuracy=bootstrap([float(v) for v in scored.values()]) if scored else None,
+                tokens=tokens / len(mine),
+                seconds=seconds / len(mine),
+                failed_first=sum(
+                    1 for r in mine if r.first.program and r.first.program.failed is not None
+                ),
+            )
+        )
     return rows
 
 
@@ -87,8 +108,14 @@ def mode_pairs(results: Sequence[TaskResult], labels: Sequence[str]) -> list[Mod
         first, second = _scored(results, a), _scored(results, b)
         shared = first.keys() & second.keys()
         if shared:
-            pairs.append(ModePair(a, b, sum(first[t] and not second[t] for t in shared),
-                                  sum(second[t] and not first[t] for t in shared)))  # fmt: skip
+            pairs.append(
+                ModePair(
+                    a,
+                    b,
+                    sum(first[t] and not second[t] for t in shared),
+                    sum(second[t] and not first[t] for t in shared),
+                )
+            )
     return pairs
 
 
@@ -103,8 +130,12 @@ class FixGain:
     from_failed: int
 
     def as_dict(self) -> dict[str, object]:
-        return {"model": self.model, "gained": self.gained, "lost": self.lost,
-                "from_failed_programs": self.from_failed}  # fmt: skip
+        return {
+            "model": self.model,
+            "gained": self.gained,
+            "lost": self.lost,
+            "from_failed_programs": self.from_failed,
+        }
 
 
 def fix_gains(
@@ -121,8 +152,7 @@ def fix_gains(
         chains = {r.task_id: r for r in results if r.model == fix and r.sample == 0}
         gained = [t for t in after.keys() & before.keys() if after[t] and not before[t]]
         lost = sum(1 for t in after.keys() & before.keys() if before[t] and not after[t])
-        gains.append(FixGain(model, len(gained), lost,
-                             sum(1 for t in gained if chains[t].repairs)))  # fmt: skip
+        gains.append(FixGain(model, len(gained), lost, sum(1 for t in gained if chains[t].repairs)))
     return gains
 
 

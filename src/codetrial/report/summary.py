@@ -88,8 +88,12 @@ class PassAtK:
         def table(values: dict[int, Estimate | None]) -> dict[str, object]:
             return {f"pass@{k}": v.as_dict() if v else "not available" for k, v in values.items()}
 
-        return {"model": self.model, "samples": self.samples,
-                "first": table(self.first), "after_repair": table(self.after_repair)}  # fmt: skip
+        return {
+            "model": self.model,
+            "samples": self.samples,
+            "first": table(self.first),
+            "after_repair": table(self.after_repair),
+        }
 
 
 def pass_at_k_rows(
@@ -154,8 +158,11 @@ class EditSummary:
     def as_dict(self) -> dict[str, object]:
         figures = asdict(self)
         figures["pass_after_try"] = [e.as_dict() for e in self.pass_after_try]
-        return {**figures, "well_formed": self.well_formed,
-                "seconds_per_case": self.seconds_per_case}  # fmt: skip
+        return {
+            **figures,
+            "well_formed": self.well_formed,
+            "seconds_per_case": self.seconds_per_case,
+        }
 
 
 def _syntax(attempt: AttemptRecord, *names: str) -> bool:
@@ -165,15 +172,19 @@ def _syntax(attempt: AttemptRecord, *names: str) -> bool:
 
 
 def edit_summaries(
-    results: Sequence[TaskResult], models: Sequence[str], edited_ids: set[str],
-    edit_format: str, tries: int,
-) -> list[EditSummary]:  # fmt: skip
+    results: Sequence[TaskResult],
+    models: Sequence[str],
+    edited_ids: set[str],
+    edit_format: str,
+    tries: int,
+) -> list[EditSummary]:
     """One EditSummary per model that answered tasks in an edit format (`edited_ids`:
     workspace tasks, and repository tasks a model was asked to fix)."""
     rows = []
     for model in models:
-        mine = [r for r in results
-                if r.model == model and r.sample == 0 and r.task_id in edited_ids]  # fmt: skip
+        mine = [
+            r for r in results if r.model == model and r.sample == 0 and r.task_id in edited_ids
+        ]
         if not mine:
             continue
         chains = [(r.first, *r.repairs) for r in mine]

@@ -85,16 +85,26 @@ class Sandbox:
 
     @contextlib.contextmanager
     def test_run(
-        self, files: dict[str, str], tests: dict[str, str], nonce: str,
-        limits: Limits | None = None, blobs: dict[str, bytes] | None = None,
+        self,
+        files: dict[str, str],
+        tests: dict[str, str],
+        nonce: str,
+        limits: Limits | None = None,
+        blobs: dict[str, bytes] | None = None,
         pytest: dict[str, Any] | None = None,
-    ) -> Iterator[TestRun]:  # fmt: skip
+    ) -> Iterator[TestRun]:
         """`tests` run by the in-sandbox runner next to the candidate's `files` (path ->
         text, relative to its workspace; `blobs` for files that are not text),
         reporting with `nonce`. With `pytest` ({"environment", "python_path", "args",
         "files"}) a repository's own tests run with pytest instead."""
         run = TestRun(
-            self._worker, files, tests, nonce, limits or self._limits, blobs or {}, pytest
+            self._worker,
+            files,
+            tests,
+            nonce=nonce,
+            limits=limits or self._limits,
+            blobs=blobs or {},
+            pytest=pytest,
         )
         try:
             yield run

@@ -127,18 +127,28 @@ _PYTHON = ("-s", "-P", "-S")
 # Libraries a task may import start one thread, not one per core (candidates run
 # in parallel, and a thread pool per process would outnumber the cores and the
 # process limit), and matplotlib draws without a display.
-_PYTHON_ENV = {"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1",
-               "PYTHONHASHSEED": "0", "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
-               "MKL_NUM_THREADS": "1", "MPLBACKEND": "Agg"}  # fmt: skip
+_PYTHON_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONHASHSEED": "0",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+}
 
 
 def _binds(mounts: Mounts) -> list[str]:
     folders = dict.fromkeys([*mounts.folders, *mounts.packages])
     return [
         *(arg for path in folders for arg in ("--ro-bind", str(path), str(path))),
-        *(arg for path in mounts.inputs
-          for arg in ("--ro-bind", str(path), f"{INPUTS}/{path.name}")),
-    ]  # fmt: skip
+        *(
+            arg
+            for path in mounts.inputs
+            for arg in ("--ro-bind", str(path), f"{INPUTS}/{path.name}")
+        ),
+    ]
 
 
 @dataclass(frozen=True)
@@ -154,8 +164,12 @@ class Bwrap:
     passed_over: str = ""
 
     def as_dict(self) -> dict[str, str]:
-        described = {"path": str(self.path), "source": self.source, "version": self.version,
-                     "sha256": self.sha256}  # fmt: skip
+        described = {
+            "path": str(self.path),
+            "source": self.source,
+            "version": self.version,
+            "sha256": self.sha256,
+        }
         return described | ({"passed_over": self.passed_over} if self.passed_over else {})
 
 
@@ -200,9 +214,13 @@ def _trial(bwrap: Path) -> str:
     # --as-pid-1: no bwrap init in the trial's PID namespace, which would outlive the
     # bwrap that waits for it and fall to whichever process reaps orphans.
     argv = [
-        str(bwrap), *_ISOLATION, "--as-pid-1",
-        "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
-        "--size", "1048576", "--perms", "1777", "--tmpfs", "/tmp", "--remount-ro", "/",
+        str(bwrap), *_ISOLATION,
+        "--as-pid-1",
+        "--ro-bind", "/", "/",
+        "--proc", "/proc",
+        "--dev", "/dev",
+        "--size", "1048576", "--perms", "1777", "--tmpfs", "/tmp",
+        "--remount-ro", "/",
         str(interpreter()), *_PYTHON, "-c", "pass",
     ]  # fmt: skip
     try:
@@ -271,9 +289,12 @@ def host_launch(limits: Limits, control_fd: int, mounts: Mounts) -> Launch:
     bound: the worker sees the whole machine, input files only where they are."""
     scratch = Path(tempfile.mkdtemp(prefix="codetrial-scratch-"))
     argv = [
-        str(interpreter()), *_PYTHON, str(runtime_dir() / "worker.py"), str(control_fd),
+        str(interpreter()),
+        *_PYTHON,
+        str(runtime_dir() / "worker.py"),
+        str(control_fd),
         str(scratch),
         *_worker_flags(str(runtime_dir()), False, limits, mounts),
-    ]  # fmt: skip
+    ]
     env = {**_PYTHON_ENV, "HOME": str(scratch)}
     return Launch(argv=argv, env=env, scratch=scratch, monitor=False)

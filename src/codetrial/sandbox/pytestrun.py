@@ -97,10 +97,17 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
         wrapper = pytest.hookimpl(hookwrapper=True)
         _Reporter.pytest_runtest_makereport = wrapper(_Reporter.pytest_runtest_makereport)  # type: ignore[method-assign]
         code = pytest.main(
-            ["-p", "no:cacheprovider", "--rootdir", workspace, "-q", *settings["args"],
-             *settings["files"]],
+            [
+                "-p",
+                "no:cacheprovider",
+                "--rootdir",
+                workspace,
+                "-q",
+                *settings["args"],
+                *settings["files"],
+            ],
             plugins=[reporter],
-        )  # fmt: skip
+        )
     except BaseException as exc:  # the candidate's import may raise anything
         channel.send({"collection_error": "<session>", "trace": repr(exc)[-TRACE_CHARS:]})
         code = -1

@@ -318,10 +318,10 @@ class _Child:
         limit_fields = ("cpu_s", "memory_mb", "file_size_mb", "open_files")
         try:
             worker.spawn(
-                {"op": "spawn", **request,
-                 "limits": {k: getattr(limits, k) for k in limit_fields}},
-                to_child_r, from_child_w,
-            )  # fmt: skip
+                {"op": "spawn", **request, "limits": {k: getattr(limits, k) for k in limit_fields}},
+                to_child_r,
+                from_child_w,
+            )
         except _Broken as exc:
             self._halt(Stop.CRASH, f"the worker broke ({exc})")
         finally:
@@ -340,8 +340,9 @@ class _Child:
             if exc.reason is Break.CLOSED:
                 self._child_gone(deadline)
             else:
-                self._halt(Stop.OUTPUT_LIMIT if exc.reason is Break.OVERSIZE else Stop.CRASH,
-                           str(exc))  # fmt: skip
+                self._halt(
+                    Stop.OUTPUT_LIMIT if exc.reason is Break.OVERSIZE else Stop.CRASH, str(exc)
+                )
         return None
 
     def _send(self, message: dict[str, Any], deadline: float) -> bool:
@@ -477,9 +478,16 @@ class TestRun(_Child):
     __test__ = False
 
     def __init__(
-        self, worker: Worker, files: dict[str, str], tests: dict[str, str], nonce: str,
-        limits: Limits, blobs: dict[str, bytes], pytest: dict[str, Any] | None,
-    ) -> None:  # fmt: skip
+        self,
+        worker: Worker,
+        files: dict[str, str],
+        tests: dict[str, str],
+        *,
+        nonce: str,
+        limits: Limits,
+        blobs: dict[str, bytes],
+        pytest: dict[str, Any] | None,
+    ) -> None:
         spec: dict[str, Any] = {"files": files, "tests": tests, "nonce": nonce}
         if blobs:
             spec["blobs"] = {path: base64.b64encode(data).decode() for path, data in blobs.items()}
@@ -559,10 +567,14 @@ def _figures(raw: Any) -> tuple[dict[str, Any], ...]:
             if not isinstance(ax, dict) or not isinstance(ax.get("series"), list):
                 continue
             series = [
-                {"kind": _text(one.get("kind", "")), "label": _text(one.get("label", "")),
-                 "y": [_number(v) for v in one["y"]]}
-                for one in ax["series"] if isinstance(one, dict) and isinstance(one.get("y"), list)
-            ]  # fmt: skip
+                {
+                    "kind": _text(one.get("kind", "")),
+                    "label": _text(one.get("label", "")),
+                    "y": [_number(v) for v in one["y"]],
+                }
+                for one in ax["series"]
+                if isinstance(one, dict) and isinstance(one.get("y"), list)
+            ]
             axes.append({"title": _text(ax.get("title", "")), "series": series})
         figures.append({"file": _text(figure["file"]), "axes": axes})
     return tuple(figures)

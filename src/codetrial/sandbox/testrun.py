@@ -95,8 +95,11 @@ def _machinery(unittest: Any) -> dict[str, int]:
         "unittest.TestResult": vars(unittest.TestResult),
         "unittest.TestSuite": vars(unittest.TestSuite),
     }
-    return {f"{where}.{name}": id(value)
-            for where, names in watched.items() for name, value in list(names.items())}  # fmt: skip
+    return {
+        f"{where}.{name}": id(value)
+        for where, names in watched.items()
+        for name, value in list(names.items())
+    }
 
 
 def _cases(unittest: Any, module: types.ModuleType, path: str) -> list[tuple[str, Any]]:
@@ -178,7 +181,10 @@ def _format(exc: BaseException, workspace: str) -> str:
 
     shown = traceback.TracebackException.from_exception(exc)
     shown.stack = traceback.StackSummary.from_list(
-        [frame for frame in shown.stack
-         if not frame.filename.startswith(("/", "<")) or frame.filename.startswith(workspace)]
-    )  # fmt: skip
+        [
+            frame
+            for frame in shown.stack
+            if not frame.filename.startswith(("/", "<")) or frame.filename.startswith(workspace)
+        ]
+    )
     return "".join(shown.format())

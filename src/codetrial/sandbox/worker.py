@@ -367,14 +367,17 @@ def _figure_data(figure: Any) -> list[dict[str, Any]]:
     for horizontal bars), in plotting order."""
     axes = []
     for ax in figure.get_axes():
-        series = [{"kind": "line", "label": str(line.get_label()), "y": _numbers(line.get_ydata())}
-                  for line in ax.get_lines()]  # fmt: skip
+        series = [
+            {"kind": "line", "label": str(line.get_label()), "y": _numbers(line.get_ydata())}
+            for line in ax.get_lines()
+        ]
         for container in ax.containers:
             bars = list(getattr(container, "patches", ()))
             horizontal = getattr(container, "orientation", "vertical") == "horizontal"
             sizes = [b.get_width() if horizontal else b.get_height() for b in bars]
-            series.append({"kind": "bar", "label": str(container.get_label()),
-                           "y": _numbers(sizes)})  # fmt: skip
+            series.append(
+                {"kind": "bar", "label": str(container.get_label()), "y": _numbers(sizes)}
+            )
         axes.append({"title": str(ax.get_title()), "series": series})
     return axes
 
@@ -402,8 +405,9 @@ def _read_back(scratch: str) -> dict[str, Any]:
     found: dict[str, Any] = {
         "stdout": _read_text(os.path.join(scratch, STDOUT), keep_end=False),
         "stderr": _read_text(os.path.join(scratch, STDERR), keep_end=True),
-        "files": {}, "skipped": [],
-    }  # fmt: skip
+        "files": {},
+        "skipped": [],
+    }
     for key, name in (("raised", RAISED), ("figures", FIGURES)):
         handle = _open_regular(os.path.join(scratch, name))
         if handle is not None:
@@ -512,9 +516,13 @@ class _Control:
 
 
 def serve(
-    control_fd: int, scratch: str, sandboxed: bool, seccomp: str | None,
-    paths: list[str], preload: list[str],
-) -> None:  # fmt: skip
+    control_fd: int,
+    scratch: str,
+    sandboxed: bool,
+    seccomp: str | None,
+    paths: list[str],
+    preload: list[str],
+) -> None:
     """`sandboxed`: this server has its own PID namespace and private /tmp and /dev/shm,
     so it may kill every other process it sees and empty those folders. `seccomp`: the
     file holding the filter's BPF program, when there is one. `paths`: package

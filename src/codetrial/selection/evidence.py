@@ -111,6 +111,7 @@ def execute(
     tests: dict[str, list[str]],
     pool: JudgePool,
     cache: Path,
+    *,
     outputs: bool = True,
     progress: Callable[[int], None] = lambda done: None,
     computed: Callable[[int], None] = lambda items: None,

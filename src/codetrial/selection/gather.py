@@ -125,7 +125,13 @@ def judged(
             timed(cache) as tally,
         ):
             return judge_entries(
-                judge_backend, everything, options(store), shots, cache, advance, tally.add
+                judge_backend,
+                everything,
+                options(store),
+                shots=shots,
+                cache=cache,
+                progress=advance,
+                computed=tally.add,
             )
     finally:
         judge_backend.close()
@@ -178,12 +184,16 @@ def states(store: RunStore, everything: list[Entry], judge: str, steps: Steps) -
             timed(cache) as tally,
         ):
             read = trained.read_states(
-                reader, everything, options(store), cache, advance, tally.add
+                reader,
+                everything,
+                options(store),
+                cache=cache,
+                progress=advance,
+                computed=tally.add,
             )
         sha = judge_backend.conditions().get("file_sha256", "")
         vectors = {key: state for key, (state, _) in read.items()}
-        return States(vectors, {key: p for key, (_, p) in read.items()}, sha,
-                      reader.hidden_pooling)  # fmt: skip
+        return States(vectors, {key: p for key, (_, p) in read.items()}, sha, reader.hidden_pooling)
     finally:
         judge_backend.close()
 
@@ -217,6 +227,7 @@ def trained_judged(
 def gather(
     store: RunStore,
     names: Sequence[str],
+    *,
     source: TestSource = TestSource(),
     judge: str = "embedded",
     shots: int = 0,
@@ -253,9 +264,14 @@ def gather(
                 timed(ran) as tally,
             ):
                 executions = execute(
-                    everything, tests, pool, ran, outputs=Need.OUTPUTS in wanted,
-                    progress=advance, computed=tally.add,
-                )  # fmt: skip
+                    everything,
+                    tests,
+                    pool,
+                    ran,
+                    outputs=Need.OUTPUTS in wanted,
+                    progress=advance,
+                    computed=tally.add,
+                )
             test_steps[ran.name] = Step(per_item(ran))
         if test_steps:
             spent[Need.TESTS] = spent[Need.OUTPUTS] = test_steps
@@ -271,8 +287,19 @@ def gather(
             scores, trained_source = trained_judged(store, everything, judge, trained_judge, steps)
             read = states_cache(judge, store)
             spent[Need.STATES] = {read.name: Step(per_item(read))}
-        pools, signals = build(by_task, tests, executions, probabilities, unusable, scores)
-        found = Evidence(model, tests, pools, signals, test_source, unusable, trained_source,
-                         cost(everything), Overhead(spent))  # fmt: skip
+        pools, signals = build(
+            by_task, tests, executions, probabilities, void=unusable, trained=scores
+        )
+        found = Evidence(
+            model=model,
+            tests=tests,
+            pools=pools,
+            signals=signals,
+            test_source=test_source,
+            unusable_tests=unusable,
+            trained_judge=trained_source,
+            generation=cost(everything),
+            overhead=Overhead(spent),
+        )
         gathered.append(found)
     return gathered

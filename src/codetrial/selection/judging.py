@@ -35,6 +35,7 @@ def judge_entries(
     backend: Backend,
     entries: Sequence[Entry],
     options: GenerationOptions,
+    *,
     shots: int,
     cache: Path,
     progress: Callable[[int], None] = lambda done: None,
@@ -148,9 +149,11 @@ def calibration(pairs: Sequence[tuple[float, bool]]) -> list[CalibrationBin]:
         inside = [(p, t) for p, t in pairs if low <= p < high or (high == 1.0 and p == 1.0)]
         bins.append(
             CalibrationBin(
-                low, high, len(inside),
+                low,
+                high,
+                len(inside),
                 sum(p for p, _ in inside) / len(inside) if inside else None,
                 sum(t for _, t in inside) / len(inside) if inside else None,
             )
-        )  # fmt: skip
+        )
     return bins

@@ -26,13 +26,29 @@ from codetrial.selection.strategies import TaskPool, codet, consensus
 from codetrial.syntax import parse
 
 OUTCOMES = (
-    "passed", "failed", "error", "timeout", "memory", "output_limit", "syntax_error",
-    "no_code", "rejected", "none",
-)  # fmt: skip
+    "passed",
+    "failed",
+    "error",
+    "timeout",
+    "memory",
+    "output_limit",
+    "syntax_error",
+    "no_code",
+    "rejected",
+    "none",
+)
 ERRORS = (
-    "AssertionError", "TypeError", "ValueError", "IndexError", "KeyError", "NameError",
-    "AttributeError", "ZeroDivisionError", "RecursionError", "LimitHit",
-)  # fmt: skip
+    "AssertionError",
+    "TypeError",
+    "ValueError",
+    "IndexError",
+    "KeyError",
+    "NameError",
+    "AttributeError",
+    "ZeroDivisionError",
+    "RecursionError",
+    "LimitHit",
+)
 CODE_NODES = (ast.For, ast.While, ast.If, ast.Return, ast.Try, ast.ListComp, ast.Import)
 
 
@@ -59,11 +75,22 @@ def _code_shape(code: str | None) -> list[float]:
 
 def feature_names() -> list[str]:
     return [
-        *(f"visible_{o}" for o in OUTCOMES), *(f"error_{e}" for e in ERRORS), "error_other",
-        "visible_passed_share", "visible_passed", "has_logprob", "mean_logprob",
-        "log_chars", "lines", "functions", *(f"n_{k.__name__}" for k in CODE_NODES),
-        "generated_passed_share", "codet_share", "cluster_share", "ran_inputs",
-    ]  # fmt: skip
+        *(f"visible_{o}" for o in OUTCOMES),
+        *(f"error_{e}" for e in ERRORS),
+        "error_other",
+        "visible_passed_share",
+        "visible_passed",
+        "has_logprob",
+        "mean_logprob",
+        "log_chars",
+        "lines",
+        "functions",
+        *(f"n_{k.__name__}" for k in CODE_NODES),
+        "generated_passed_share",
+        "codet_share",
+        "cluster_share",
+        "ran_inputs",
+    ]
 
 
 def features(pool: TaskPool, signals: Sequence[Signals]) -> np.ndarray:
@@ -83,12 +110,20 @@ def features(pool: TaskPool, signals: Sequence[Signals]) -> np.ndarray:
         logprob = candidate.mean_logprob
         rows.append(
             [
-                *outcome, *error, other, share, float(candidate.visible_passed),
-                float(logprob is not None), logprob or 0.0, *_code_shape(candidate.code),
-                len(candidate.passed_tests) / tests, codet_score / top_codet,
-                max(cluster, 0.0) / len(pool.candidates), float(bool(candidate.outputs)),
+                *outcome,
+                *error,
+                other,
+                share,
+                float(candidate.visible_passed),
+                float(logprob is not None),
+                logprob or 0.0,
+                *_code_shape(candidate.code),
+                len(candidate.passed_tests) / tests,
+                codet_score / top_codet,
+                max(cluster, 0.0) / len(pool.candidates),
+                float(bool(candidate.outputs)),
             ]
-        )  # fmt: skip
+        )
     return np.asarray(rows, dtype=float).reshape(len(pool.candidates), len(feature_names()))
 
 

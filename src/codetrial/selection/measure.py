@@ -57,19 +57,27 @@ class JudgeQuality:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "judge": self.judge, "setting": self.setting, "shots": self.shots,
-            "candidates": self.candidates, "prompt_sha256": self.prompt_sha256,
-            "correct": self.correct, "auc": self.auc, "task_auc": self.task_auc,
+            "judge": self.judge,
+            "setting": self.setting,
+            "shots": self.shots,
+            "candidates": self.candidates,
+            "prompt_sha256": self.prompt_sha256,
+            "correct": self.correct,
+            "auc": self.auc,
+            "task_auc": self.task_auc,
             "tasks_with_both": self.tasks_with_both,
             "thresholds": [asdict(r) for r in self.thresholds],
             "calibration": [asdict(b) for b in self.calibration],
-        }  # fmt: skip
+        }
 
 
 def _measured(
-    judge: str, setting: str, shots: int | None, everything: Sequence[Entry],
+    judge: str,
+    setting: str,
+    shots: int | None,
+    everything: Sequence[Entry],
     p_correct: Iterable[float],
-) -> JudgeQuality:  # fmt: skip
+) -> JudgeQuality:
     """The setting's P(correct) for each of `everything` against the tests' verdicts."""
     by_task: dict[str, list[tuple[float, bool]]] = {}
     for p, entry in zip(p_correct, everything, strict=True):
@@ -77,10 +85,18 @@ def _measured(
     pairs = [pair for task_pairs in by_task.values() for pair in task_pairs]
     both = [ps for ps in by_task.values() if len({truth for _, truth in ps}) == 2]
     return JudgeQuality(
-        judge, setting, shots, len(pairs), sum(t for _, t in pairs), auc(pairs),
-        task_auc(both), len(both), [quality(pairs, t) for t in THRESHOLDS],
-        calibration(pairs), template_hashes(SELECTION_TEMPLATES),
-    )  # fmt: skip
+        judge=judge,
+        setting=setting,
+        shots=shots,
+        candidates=len(pairs),
+        correct=sum(t for _, t in pairs),
+        auc=auc(pairs),
+        task_auc=task_auc(both),
+        tasks_with_both=len(both),
+        thresholds=[quality(pairs, t) for t in THRESHOLDS],
+        calibration=calibration(pairs),
+        prompt_sha256=template_hashes(SELECTION_TEMPLATES),
+    )
 
 
 def candidates(
@@ -120,17 +136,21 @@ class Training:
         centred on each task."""
         rows = self.read_as(centre)
         return [
-            _measured(judge, f"{trained.setting(head, centre)}, out-of-fold by task",
-                      None, self.entries,
-                      trained.out_of_fold(rows, trained.targets(self.entries, head),
-                                          self.groups, head))
+            _measured(
+                judge,
+                f"{trained.setting(head, centre)}, out-of-fold by task",
+                None,
+                self.entries,
+                trained.out_of_fold(rows, trained.targets(self.entries, head), self.groups, head),
+            )
             for head in trained.HEADS
-        ]  # fmt: skip
+        ]
 
 
 def judge_quality(
     store: RunStore,
     judge: str,
+    *,
     shots: Sequence[int],
     steps: Steps,
     train: bool | None = None,
@@ -159,12 +179,19 @@ def judge_quality(
     read = states(store, everything, judge, steps) if wants_states else None
     for count in shots:
         probabilities = (
-            read.yes if read is not None and count == 0
+            read.yes
+            if read is not None and count == 0
             else judged(store, everything, judge, count, steps)
-        )  # fmt: skip
-        found.append(_measured(judge, f"{count}-shot", count, everything,
-                               [probabilities[(e.task.id, e.record.code or "")]
-                                for e in everything]))  # fmt: skip
+        )
+        found.append(
+            _measured(
+                judge,
+                f"{count}-shot",
+                count,
+                everything,
+                [probabilities[(e.task.id, e.record.code or "")] for e in everything],
+            )
+        )
     if read is not None:
         training = Training(everything, read.rows(everything), read, trained.pools(everything))
         if train:
@@ -175,11 +202,15 @@ def judge_quality(
             saved = trained.TrainedJudge.load(trained_judge)
             saved.check(judge, read.model_sha256, read.pooling)
             found += [
-                _measured(judge, f"{trained.setting(head, saved.centred)}, {trained_judge.name}",
-                          None, everything,
-                          saved.p_correct(head, training.rows, training.pools))
+                _measured(
+                    judge,
+                    f"{trained.setting(head, saved.centred)}, {trained_judge.name}",
+                    None,
+                    everything,
+                    saved.p_correct(head, training.rows, training.pools),
+                )
                 for head in saved.heads
-            ]  # fmt: skip
+            ]
     document = [setting.as_dict() for setting in found]
     write_atomic(store.run_dir / JUDGE_EVAL, json.dumps(document, indent=1))
     return found
@@ -188,6 +219,7 @@ def judge_quality(
 def train_judge(
     runs: Sequence[Path],
     out: Path,
+    *,
     judge: str,
     per_task: int | None,
     steps: Steps,
@@ -213,8 +245,9 @@ def train_judge(
         raise ConfigError(f"the judge {judge} read these runs with different models")
     if not chosen:
         raise ConfigError("these runs have no candidates with code to learn from")
-    training = Training(chosen, np.vstack([r for r in rows if r.size]), found[0],
-                        trained.pools(chosen, numbers))  # fmt: skip
+    training = Training(
+        chosen, np.vstack([r for r in rows if r.size]), found[0], trained.pools(chosen, numbers)
+    )
     measured = training.out_of_fold(judge, centre)
     groups = training.groups
     learned = training.read_as(centre)
@@ -224,14 +257,21 @@ def train_judge(
     }
     kinds = Counter(trained.kind(e.record.outcome) for e in chosen)
     trained.TrainedJudge(
-        judge, found[0].model_sha256, found[0].pooling, trained.prompt_hashes(), heads,
-        {
-            "runs": [str(r) for r in runs], "candidates": len(chosen),
-            "tasks": len(set(groups.tolist())), "per_task": per_task, "kinds": dict(kinds),
+        judge=judge,
+        model_sha256=found[0].model_sha256,
+        pooling=found[0].pooling,
+        prompt_sha256=trained.prompt_hashes(),
+        heads=heads,
+        trained_on={
+            "runs": [str(r) for r in runs],
+            "candidates": len(chosen),
+            "tasks": len(set(groups.tolist())),
+            "per_task": per_task,
+            "kinds": dict(kinds),
             "out_of_fold": [m.as_dict() for m in measured],
         },
-        centre,
-    ).save(out)  # fmt: skip
+        centred=centre,
+    ).save(out)
     return measured
 
 

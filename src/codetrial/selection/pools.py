@@ -50,6 +50,7 @@ def build(
     tests: Mapping[str, Sequence[str]],
     executions: Mapping[tuple[str, str], Execution],
     judged: Mapping[tuple[str, str], float],
+    *,
     void: Collection[str] = (),
     trained: Mapping[tuple[str, str], float] | None = None,
 ) -> tuple[list[TaskPool], list[list[Signals]]]:

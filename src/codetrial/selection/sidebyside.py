@@ -69,11 +69,13 @@ class ModelSelection:
                 {**asdict(r), "estimate": r.estimate.as_dict()} for r in self.strategies
             ],
             "subsets": [arm.as_dict() for arm in self.arms],
-            "baseline": self.baseline and {
-                "label": self.baseline.label, "estimate": self.baseline.estimate.as_dict(),
+            "baseline": self.baseline
+            and {
+                "label": self.baseline.label,
+                "estimate": self.baseline.estimate.as_dict(),
                 "cost": asdict(self.baseline.cost),
             },
-        }  # fmt: skip
+        }
 
 
 def strategy_names(strategies: str | Sequence[str]) -> list[str]:
@@ -92,6 +94,7 @@ def side_by_side(
     store: RunStore,
     names: Sequence[str],
     source: TestSource,
+    *,
     judge: str = "embedded",
     shots: int = 0,
     ranker: Path | None = None,
@@ -154,7 +157,13 @@ def side_by_side(
                 ranker=str(ranker) if ranker else "cross-validated by task",
                 prompt_sha256=hashes,
                 arms=arms(
-                    pools, usable, sizes, repeats, evidence.generation, evidence.overhead, single
+                    pools,
+                    usable,
+                    sizes=sizes,
+                    repeats=repeats,
+                    generation=evidence.generation,
+                    overhead=evidence.overhead,
+                    against=single,
                 ),
                 baseline=single,
             )

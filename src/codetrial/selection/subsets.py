@@ -45,8 +45,10 @@ def cost(candidates: Sequence[Entry]) -> Cost:
     by_task: dict[str, list[Entry]] = {}
     for e in candidates:
         by_task.setdefault(e.task.id, []).append(e)
-    tokens = [statistics.mean(e.record.completion_tokens or 0 for e in items)
-              for items in by_task.values()]  # fmt: skip
+    tokens = [
+        statistics.mean(e.record.completion_tokens or 0 for e in items)
+        for items in by_task.values()
+    ]
     seconds = [statistics.mean(e.record.generation_s for e in items) for items in by_task.values()]
     return Cost(statistics.mean(tokens or [0.0]), statistics.mean(seconds or [0.0]))
 
@@ -68,8 +70,9 @@ def baseline(store: RunStore, task_ids: Sequence[str] = ()) -> Baseline:
     if others:
         raise ConfigError(f"{store.run_dir} has several models; a baseline run has one")
     by_task = entries(store, chosen_tasks(store, "codetrial select --against", task_ids), model)
-    per_task = {task: sum(e.record.passed for e in items) / len(items)
-                for task, items in by_task.items()}  # fmt: skip
+    per_task = {
+        task: sum(e.record.passed for e in items) / len(items) for task, items in by_task.items()
+    }
     first = [e for items in by_task.values() for e in items]
     label = f"{model} in {store.run_dir.name}"
     return Baseline(label, per_task, bootstrap(list(per_task.values())), cost(first))
@@ -91,17 +94,28 @@ class Arm:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "size": self.size, "repeats": self.repeats, "cost": dataclasses.asdict(self.cost),
+            "size": self.size,
+            "repeats": self.repeats,
+            "cost": dataclasses.asdict(self.cost),
             "strategies": [
-                {"name": r.name, "estimate": r.estimate.as_dict(),
-                 "gain_over_random": r.gain_over_random, "p_vs_random": r.p_vs_random,
-                 "selection_cost": _plain(self.selection[r.name]),
-                 **({"gain_over_baseline": self.vs_baseline[r.name][0],
-                     "p_vs_baseline": self.vs_baseline[r.name][1]}
-                    if r.name in self.vs_baseline else {})}
+                {
+                    "name": r.name,
+                    "estimate": r.estimate.as_dict(),
+                    "gain_over_random": r.gain_over_random,
+                    "p_vs_random": r.p_vs_random,
+                    "selection_cost": _plain(self.selection[r.name]),
+                    **(
+                        {
+                            "gain_over_baseline": self.vs_baseline[r.name][0],
+                            "p_vs_baseline": self.vs_baseline[r.name][1],
+                        }
+                        if r.name in self.vs_baseline
+                        else {}
+                    ),
+                }
                 for r in self.results
             ],
-        }  # fmt: skip
+        }
 
 
 def _plain(cost: Cost | None) -> dict[str, float] | None:
@@ -122,6 +136,7 @@ def subset(pools: Sequence[TaskPool], size: int, rng: random.Random) -> list[Tas
 def arms(
     pools: Sequence[TaskPool],
     names: Sequence[str],
+    *,
     sizes: Sequence[int],
     repeats: int,
     generation: Cost,
@@ -152,8 +167,18 @@ def arms(
         if against is not None:
             single = [against.per_task[p.task_id] for p in pools]
             mean = statistics.mean(single)
-            versus = {r.name: (r.estimate.value - mean, paired_p(r.per_task, single))
-                      for r in results}  # fmt: skip
+            versus = {
+                r.name: (r.estimate.value - mean, paired_p(r.per_task, single)) for r in results
+            }
         selection = {r.name: overhead.per_task(named(r.name).needs, size) for r in results}
-        found.append(Arm(size, repeats, results, versus, generation * size, selection))
+        found.append(
+            Arm(
+                size=size,
+                repeats=repeats,
+                results=results,
+                vs_baseline=versus,
+                cost=generation * size,
+                selection=selection,
+            )
+        )
     return found

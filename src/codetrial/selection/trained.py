@@ -82,6 +82,7 @@ def read_states(
     backend: ReadsStates,
     entries: Sequence[Entry],
     options: GenerationOptions,
+    *,
     cache: Path,
     progress: Callable[[int], None] = lambda done: None,
     computed: Callable[[int], None] = lambda items: None,
@@ -100,8 +101,10 @@ def read_states(
             keeper.one()
         progress(done)
     keeper.close()
-    return {(e.task.id, e.record.code or ""): known[cache_key((e.task.id, e.record.code or ""))]
-            for e in entries}  # fmt: skip
+    return {
+        (e.task.id, e.record.code or ""): known[cache_key((e.task.id, e.record.code or ""))]
+        for e in entries
+    }
 
 
 def _load_states(cache: Path) -> dict[str, tuple[np.ndarray, float]]:
@@ -177,8 +180,9 @@ def _fitted(rows: np.ndarray, y: np.ndarray, names: Sequence[str], c: float) -> 
         return Head(classes, c, mean.tolist(), scale.tolist(), [[0.0] * rows.shape[1]], [0.0])
     model = linear.LogisticRegression(C=c, max_iter=3000)
     model.fit((rows - mean) / scale, y)
-    return Head(classes, c, mean.tolist(), scale.tolist(), model.coef_.tolist(),
-                model.intercept_.tolist())  # fmt: skip
+    return Head(
+        classes, c, mean.tolist(), scale.tolist(), model.coef_.tolist(), model.intercept_.tolist()
+    )
 
 
 def _log_loss(head: Head, rows: np.ndarray, y: np.ndarray, names: Sequence[str]) -> float:
@@ -199,8 +203,9 @@ def fit(rows: np.ndarray, y: np.ndarray, groups: np.ndarray, head: str) -> Head:
     losses = []
     for c in REGULARISATION:
         folds = selection.GroupKFold(n_splits=splits).split(rows, y, groups)
-        held_out = [_log_loss(_fitted(rows[a], y[a], names, c), rows[b], y[b], names)
-                    for a, b in folds]  # fmt: skip
+        held_out = [
+            _log_loss(_fitted(rows[a], y[a], names, c), rows[b], y[b], names) for a, b in folds
+        ]
         losses.append(sum(held_out))
     return _fitted(rows, y, names, REGULARISATION[int(np.argmin(losses))])
 
@@ -276,9 +281,15 @@ class TrainedJudge:
             if data.get("format") not in (FORMAT, CENTRED_FORMAT):
                 raise ValueError(f"its format is {data.get('format')!r}, not {FORMAT!r}")
             heads = {name: Head(**h) for name, h in data["heads"].items()}
-            return cls(data["judge"], data["model_sha256"], data["pooling"],
-                       data["prompt_sha256"], heads, data["trained_on"],
-                       data["format"] == CENTRED_FORMAT)  # fmt: skip
+            return cls(
+                judge=data["judge"],
+                model_sha256=data["model_sha256"],
+                pooling=data["pooling"],
+                prompt_sha256=data["prompt_sha256"],
+                heads=heads,
+                trained_on=data["trained_on"],
+                centred=data["format"] == CENTRED_FORMAT,
+            )
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ConfigError(
                 f"{path}: not a trained judge this version reads ({exc}); "
@@ -288,8 +299,10 @@ class TrainedJudge:
     def check(self, judge: str, model_sha256: str, pooling: str) -> None:
         """Refuse states read by another model, pooling or judge prompt."""
         if (self.model_sha256, self.pooling, self.prompt_sha256) != (
-            model_sha256, pooling, prompt_hashes(),
-        ):  # fmt: skip
+            model_sha256,
+            pooling,
+            prompt_hashes(),
+        ):
             raise ConfigError(
                 f"this trained judge reads {self.judge}'s hidden states (model "
                 f"{self.model_sha256[:12]}, its judge prompt as trained); {judge} here "

@@ -171,11 +171,18 @@ class RunStore:
             self._db.executemany(
                 "INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (r.model, r.task_id, r.sample, r.attempt, r.outcome.value,
-                     r.model_dump_json(), now())
+                    (
+                        r.model,
+                        r.task_id,
+                        r.sample,
+                        r.attempt,
+                        r.outcome.value,
+                        r.model_dump_json(),
+                        now(),
+                    )
                     for _, r in items
                 ],
-            )  # fmt: skip
+            )
 
     def _upgrade(self) -> None:
         """Mark an older run as of this schema before it takes a record written in it."""

@@ -71,6 +71,7 @@ def new_manifest(
     run_id: str,
     config: RunConfig,
     tasks: Sequence[AnyTask],
+    *,
     backends: dict[str, dict[str, str]],
     prompts: dict[str, str],
     system_prompt: str,

@@ -92,8 +92,11 @@ class SweepFolder:
 
     def record_finished(self, cell: executors.Cell, wall_s: float) -> None:
         self._state["failed"].pop(cell.id, None)
-        self._state["finished"][cell.id] = {"wall_s": round(wall_s, 3), "at": now(),
-                                            "label": cell.label}  # fmt: skip
+        self._state["finished"][cell.id] = {
+            "wall_s": round(wall_s, 3),
+            "at": now(),
+            "label": cell.label,
+        }
         self._save()
 
     def record_failed(self, cell: executors.Cell, error: str) -> None:

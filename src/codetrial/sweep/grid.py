@@ -92,8 +92,9 @@ class SweepResult:
 
     @property
     def failed(self) -> dict[str, str]:
-        return {c.cell.id: c.state.error or "" for c in self.plan.cells
-                if c.state.status == "failed"}  # fmt: skip
+        return {
+            c.cell.id: c.state.error or "" for c in self.plan.cells if c.state.status == "failed"
+        }
 
 
 def run_sweep(

@@ -25,9 +25,14 @@ class CellRunner(contextlib.ExitStack):
     def run(self, cell: Cell, runs_dir: Path, resume: bool, progress: Progress) -> float:
         """Run the cell into `runs_dir`, or `resume` it where it stopped; its wall seconds."""
         started = time.monotonic()
-        api.run(**cell.options, runs_dir=runs_dir, name=cell.id,
-                resume=runs_dir / cell.id if resume else None, progress=progress,
-                backends=self._models(cell))  # fmt: skip
+        api.run(
+            **cell.options,
+            runs_dir=runs_dir,
+            name=cell.id,
+            resume=runs_dir / cell.id if resume else None,
+            progress=progress,
+            backends=self._models(cell),
+        )
         return time.monotonic() - started
 
     def _models(self, cell: Cell) -> dict[str, Backend]:

@@ -194,8 +194,9 @@ def expand(document: Mapping[str, Any], source: str) -> list[Cell]:
     varying = [key for key, values in grid.items() if len(values) > 1]
     cells: dict[str, Cell] = {}
     for suite in grid["suite"]:
-        own = _conditions(_table(per_suite, suite, f"{source}: suites"), f"suites.{suite}",
-                          axes=False)  # fmt: skip
+        own = _conditions(
+            _table(per_suite, suite, f"{source}: suites"), f"suites.{suite}", axes=False
+        )
         for key in set(grid) & set(own):
             raise ConfigError(f"{source}: {key} is both in [grid] and in [suites.{suite}]")
         _seeds_apart(grid, {**shared, **own}, source)
@@ -242,8 +243,9 @@ def _edits_files(suite: str, options: Mapping[str, Any]) -> bool:
     checks that it exists, with its data file and task ids."""
     try:
         data = options.get("data")
-        tasks = api.load_tasks(suite, data=None if data is None else Path(data),
-                               task_ids=options.get("task_ids") or ())  # fmt: skip
+        tasks = api.load_tasks(
+            suite, data=None if data is None else Path(data), task_ids=options.get("task_ids") or ()
+        )
     except CodetrialError as exc:
         raise ConfigError(f"suite {suite!r}: {exc}") from exc
     return suite_kind(tasks).edits

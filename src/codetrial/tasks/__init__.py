@@ -17,6 +17,15 @@ from codetrial.tasks.repository import RepositoryTask
 from codetrial.tasks.workspace import WorkspaceTask
 
 __all__ = [
-    "AnyTask", "JudgedTask", "QuestionTask", "RepositoryTask", "Signature", "Task", "TestFile",
-    "WorkspaceTask", "known_suites", "load_folder", "load_suite",
-]  # fmt: skip
+    "AnyTask",
+    "JudgedTask",
+    "QuestionTask",
+    "RepositoryTask",
+    "Signature",
+    "Task",
+    "TestFile",
+    "WorkspaceTask",
+    "known_suites",
+    "load_folder",
+    "load_suite",
+]

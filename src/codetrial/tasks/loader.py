@@ -183,8 +183,11 @@ def _write_task_folder(folder: Path, record: dict[str, object]) -> None:
             if not str(name).startswith("test_") or "/" in str(name):
                 raise ValueError(f"field {key!r}: {name!r} is not a test_*.py name")
             (target / str(name)).write_text(str(source), encoding="utf-8")
-    for key, name in (("reference", "reference.py"), ("heavy_input", HEAVY_INPUT),
-                      ("packages", PACKAGES)):  # fmt: skip
+    for key, name in (
+        ("reference", "reference.py"),
+        ("heavy_input", HEAVY_INPUT),
+        ("packages", PACKAGES),
+    ):
         if isinstance(record.get(key), str):
             (folder / name).write_text(str(record[key]), encoding="utf-8")
 

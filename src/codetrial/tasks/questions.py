@@ -68,8 +68,13 @@ class Answer:
             )
         if not _is_number(tolerance) or tolerance < 0:
             raise TaskFormatError(f"{where}: an answer's tolerance must be a number, 0 or more")
-        return cls(kind, value if kind != "string" else str(value), float(tolerance),
-                   bool(data.get("ordered", True)), str(data.get("file", "")))  # fmt: skip
+        return cls(
+            kind,
+            value if kind != "string" else str(value),
+            float(tolerance),
+            bool(data.get("ordered", True)),
+            str(data.get("file", "")),
+        )
 
 
 def _is_number(value: object) -> bool:
@@ -95,8 +100,11 @@ class QuestionTask:
     @property
     def digest(self) -> str:
         """Changes whenever the question, its files, its answer or its packages do."""
-        digest = hashlib.sha256(json.dumps([self.question, self.answer and vars(self.answer),
-                                            self.packages], default=str).encode())  # fmt: skip
+        digest = hashlib.sha256(
+            json.dumps(
+                [self.question, self.answer and vars(self.answer), self.packages], default=str
+            ).encode()
+        )
         for path in self.files:
             digest.update(f"\0{path.name}\0".encode() + path.read_bytes())
         return digest.hexdigest()
@@ -182,5 +190,12 @@ def _question(
         paths.append(path)
     answer = Answer.parse(record["answer"], where) if "answer" in record else None
     reference = record.get("reference")
-    return QuestionTask(task_id, suite, question.strip(), tuple(paths), answer, packages,
-                        reference if isinstance(reference, str) else None)  # fmt: skip
+    return QuestionTask(
+        id=task_id,
+        suite=suite,
+        question=question.strip(),
+        files=tuple(paths),
+        answer=answer,
+        packages=packages,
+        reference=reference if isinstance(reference, str) else None,
+    )

@@ -70,9 +70,15 @@ class RepositoryTask:
     def digest(self) -> str:
         """Changes whenever the issue, the commit, the tests or their environment do."""
         fields = [
-            self.repo, self.base_commit, self.problem_statement, self.hints, self.test_patch,
-            self.fail_to_pass, self.pass_to_pass, self.environment,
-        ]  # fmt: skip
+            self.repo,
+            self.base_commit,
+            self.problem_statement,
+            self.hints,
+            self.test_patch,
+            self.fail_to_pass,
+            self.pass_to_pass,
+            self.environment,
+        ]
         return hashlib.sha256(repr(fields).encode()).hexdigest()
 
     @property

@@ -81,9 +81,12 @@ class JudgePool:
     """Warm sandboxes judging in threads: use it as a context manager, or call `close()`."""
 
     def __init__(
-        self, workers: int, policy: SandboxPolicy, repositories: Repositories | None = None,
+        self,
+        workers: int,
+        policy: SandboxPolicy,
+        repositories: Repositories | None = None,
         libraries: Mapping[str, Environment] = {},
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Sandboxes under `policy`. `repositories`: where a run's repository tasks
         come from; `libraries`: the environment of each function task that imports
         libraries (task id -> it). Their package environments are bound read-only into

@@ -35,10 +35,20 @@ from codetrial.tasks import Task, TestFile
 from codetrial.verdict.harness import HARNESSES, Recorder, proxy
 
 _UNUSED_PLUGINS = (
-    "cacheprovider", "faulthandler", "stepwise", "unraisableexception", "threadexception",
-    "logging", "junitxml", "pastebin", "doctest", "legacypath", "setuponly", "setupplan",
+    "cacheprovider",
+    "faulthandler",
+    "stepwise",
+    "unraisableexception",
+    "threadexception",
+    "logging",
+    "junitxml",
+    "pastebin",
+    "doctest",
+    "legacypath",
+    "setuponly",
+    "setupplan",
     "warnings",
-)  # fmt: skip
+)
 _ARGS = (
     "-q",
     "--disable-warnings",
@@ -155,8 +165,11 @@ def run_plain_tests(
     recorder = Recorder(visibility)
     output = io.StringIO()
     functions: list[Callable[[], object]] = []
-    with _candidate_installed(session), contextlib.redirect_stdout(output), \
-            contextlib.redirect_stderr(output):  # fmt: skip
+    with (
+        _candidate_installed(session),
+        contextlib.redirect_stdout(output),
+        contextlib.redirect_stderr(output),
+    ):
         for test in tests:
             code = _plain(test.name, test.source)
             assert code is not None
@@ -174,9 +187,10 @@ def run_plain_tests(
                 output.write(f"ERROR collecting {test.name}\n{_failure_text(exc)}")
                 continue
             functions.extend(
-                v for k, v in namespace.items()
+                v
+                for k, v in namespace.items()
                 if k.startswith("test") and isinstance(v, types.FunctionType)
-            )  # fmt: skip
+            )
         if recorder.results:
             return recorder, output.getvalue()
         recorder.collected = len(functions)
@@ -189,11 +203,13 @@ def run_plain_tests(
                 outcome, exception = TestOutcome.FAILED, exc
             recorder.results.append(
                 TestResult(
-                    name=function.__name__, visibility=visibility, outcome=outcome,
+                    name=function.__name__,
+                    visibility=visibility,
+                    outcome=outcome,
                     exception_type=None if exception is None else type(exception).__name__,
                     duration_s=time.perf_counter() - started,
                 )
-            )  # fmt: skip
+            )
             if exception is not None:
                 where = f"{function.__code__.co_filename}::{function.__name__}"
                 output.write(f"FAILED {where}\n{_failure_text(exception)}")
@@ -246,13 +262,22 @@ def run_pytest_main(
         for test in tests:
             (root / test.name).write_text(test.source, encoding="utf-8")
         try:
-            with _candidate_installed(session), contextlib.redirect_stdout(output), \
-                    contextlib.redirect_stderr(output):  # fmt: skip
+            with (
+                _candidate_installed(session),
+                contextlib.redirect_stdout(output),
+                contextlib.redirect_stderr(output),
+            ):
                 pytest.main(
-                    [*_ARGS, "--rootdir", folder, "-c", str(root / "pytest.ini"),
-                     *(str(root / t.name) for t in tests)],
+                    [
+                        *_ARGS,
+                        "--rootdir",
+                        folder,
+                        "-c",
+                        str(root / "pytest.ini"),
+                        *(str(root / t.name) for t in tests),
+                    ],
                     plugins=[recorder],
-                )  # fmt: skip
+                )
         finally:
             _forget_modules(root)
     return recorder, output.getvalue()

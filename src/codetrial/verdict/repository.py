@@ -121,9 +121,12 @@ def _apply(folder: Path, patch: str) -> tuple[str | None, str]:
     said = []
     for name, command in _APPLY:
         done = subprocess.run(
-            [*command, str(patch_file)], cwd=folder, capture_output=True, text=True,
+            [*command, str(patch_file)],
+            cwd=folder,
+            capture_output=True,
+            text=True,
             timeout=_GIT_TIMEOUT_S,
-        )  # fmt: skip
+        )
         if done.returncode == 0:
             return name, ""
         said.append(f"{name}: {(done.stderr or done.stdout).strip()[-600:]}")
@@ -164,10 +167,12 @@ def _changed_conftests(folder: Path, base: Path) -> list[str]:
     found = {p.relative_to(folder).as_posix() for p in folder.rglob("conftest.py")}
     found |= {p.relative_to(base).as_posix() for p in base.rglob("conftest.py")}
     return sorted(
-        p for p in found
-        if not (folder / p).is_file() or not (base / p).is_file()
+        p
+        for p in found
+        if not (folder / p).is_file()
+        or not (base / p).is_file()
         or (folder / p).read_bytes() != (base / p).read_bytes()
-    )  # fmt: skip
+    )
 
 
 def prepare(
@@ -227,10 +232,13 @@ def _collect(
             record = reported.get(test, {"outcome": "error", "exception": "not run"})
             outcome = TestOutcome.PASSED if record.get("xfail") else TestOutcome(record["outcome"])
             result = TestResult(
-                name=test, visibility=Visibility.HIDDEN, outcome=outcome, group=group,
+                name=test,
+                visibility=Visibility.HIDDEN,
+                outcome=outcome,
+                group=group,
                 exception_type=str(record.get("exception") or "") or None,
                 duration_s=_seconds(record.get("seconds")),
-            )  # fmt: skip
+            )
             results.append(result)
             if not holds(result):
                 trace = str(record.get("trace", ""))
@@ -274,12 +282,22 @@ def judge_repository(
     else:
         outcome = Outcome.PASSED if resolved else Outcome.FAILED
     counts = group_counts(results)
-    tail = "\n".join([*problems, f"applied with {applied}; " + ", ".join(
-        f"{group} {passed}/{total}" for group, (passed, total) in counts.items()
-    )])  # fmt: skip
+    tail = "\n".join(
+        [
+            *problems,
+            f"applied with {applied}; "
+            + ", ".join(f"{group} {passed}/{total}" for group, (passed, total) in counts.items()),
+        ]
+    )
     detail = f"{run.stop.value}: {run.stop_detail}" if run.stop else tail
     feedback = None if outcome is Outcome.PASSED else trimmed("\n".join(failures), tail)
     return Verdict(
-        outcome, gate=None, tests=tuple(results), hidden_output="\n".join([*failures, tail]),
-        detail=detail, feedback=feedback, phases=phases, usage=usage_of([run.exit]),
-    )  # fmt: skip
+        outcome,
+        gate=None,
+        tests=tuple(results),
+        hidden_output="\n".join([*failures, tail]),
+        detail=detail,
+        feedback=feedback,
+        phases=phases,
+        usage=usage_of([run.exit]),
+    )

@@ -53,8 +53,11 @@ def _test_cases(tree: ast.Module) -> dict[str, list[str]]:
             elif base_name in classes and base_name not in seen:
                 base_is_case, inherited = methods(base_name, seen | {name})
                 is_case, found = is_case or base_is_case, found | inherited
-        own = {n.name for n in classes[name].body
-               if isinstance(n, ast.FunctionDef) and n.name.startswith("test")}  # fmt: skip
+        own = {
+            n.name
+            for n in classes[name].body
+            if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
+        }
         return is_case, found | own
 
     cases = {name: methods(name, frozenset()) for name in classes}
@@ -75,10 +78,13 @@ def expected_tests(tests: Mapping[str, str]) -> set[str]:
         for case, methods in _test_cases(tree).items():
             expected.update(f"{path}::{case}::{method}" for method in methods)
         expected.update(
-            f"{path}::{node.name}" for node in tree.body
-            if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
-            and not node.args.args and not node.args.posonlyargs
-        )  # fmt: skip
+            f"{path}::{node.name}"
+            for node in tree.body
+            if isinstance(node, ast.FunctionDef)
+            and node.name.startswith("test")
+            and not node.args.args
+            and not node.args.posonlyargs
+        )
     return expected
 
 
@@ -163,9 +169,11 @@ def changes(before: Mapping[str, str], after: Mapping[str, str]) -> str:
         old, new = before.get(path, ""), after.get(path, "")
         if old != new:
             lines = difflib.unified_diff(
-                old.splitlines(keepends=True), new.splitlines(keepends=True),
-                f"a/{path}" if path in before else "/dev/null", f"b/{path}",
-            )  # fmt: skip
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                f"a/{path}" if path in before else "/dev/null",
+                f"b/{path}",
+            )
             parts.extend(lines)
     return "".join(line if line.endswith("\n") else line + "\n" for line in parts)
 
@@ -225,6 +233,11 @@ def judge_workspace(
     if outcome is not Outcome.PASSED:
         feedback = trimmed("\n".join([detail, *failures]).strip(), tail)
     return Verdict(
-        outcome, gate=None, tests=tuple(results), visible_output=output, detail=detail,
-        feedback=feedback, usage=usage_of([run.exit]),
-    )  # fmt: skip
+        outcome,
+        gate=None,
+        tests=tuple(results),
+        visible_output=output,
+        detail=detail,
+        feedback=feedback,
+        usage=usage_of([run.exit]),
+    )
