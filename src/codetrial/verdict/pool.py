@@ -38,7 +38,7 @@ from codetrial.sandbox import (
     open_sandbox,
 )
 from codetrial.tasks import AnyTask, Task
-from codetrial.verdict import judge
+from codetrial.verdict.decide import judge
 from codetrial.verdict.repository import Repositories
 
 TESTS_SLACK_S = 0.1

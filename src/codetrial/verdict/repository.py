@@ -47,7 +47,7 @@ from codetrial.records import (
 )
 from codetrial.sandbox import Sandbox, TestRun
 from codetrial.tasks import RepositoryTask
-from codetrial.verdict import classify, usage_of
+from codetrial.verdict.decide import classify, usage_of
 from codetrial.verdict.workspace import signed, trimmed
 
 _GIT_TIMEOUT_S = 120

@@ -33,7 +33,7 @@ from codetrial.sandbox import Sandbox, TestRun
 from codetrial.syntax import described, parse
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask
-from codetrial.verdict import FEEDBACK_CHARS, classify, usage_of
+from codetrial.verdict.decide import FEEDBACK_CHARS, classify, usage_of
 
 _OUTCOMES = frozenset(TestOutcome)
 
