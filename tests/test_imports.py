@@ -15,8 +15,11 @@ imports `a.b` depends on everything `a/__init__` imports. From inside `a` it doe
 but a submodule that imports a name from its own package's `__init__` is on a cycle
 with it, and should import from the submodule that defines the name.
 
-Names a registry declares with the module that registers them are not edges: that module
-is imported by name through importlib, and its own import of the registry is the edge.
+A registry's `declare(name, "codetrial.a.b")` is an edge too: the registry imports that
+module by name, inside a function, the first time the name is asked for. So a module
+that declares another's name must not be imported by it: the names are declared where
+the implementations' own imports do not lead, as a package's `__init__` declares what
+its submodules register in a registry they import from a sibling.
 """
 
 from __future__ import annotations
@@ -117,6 +120,18 @@ def _entered(importer: str, target: str) -> list[str]:
     return [p for p in above if importer != p and not importer.startswith(p + ".")]
 
 
+def _declared(node: ast.AST) -> bool:
+    """Whether `node` is a registry's `declare(name, "module")`."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "declare"
+        and len(node.args) == 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    )
+
+
 def edges_of(module: str, path: Path, modules: dict[str, Path]) -> list[Edge]:
     is_package = path.name == "__init__.py"
     found = []
@@ -128,6 +143,8 @@ def edges_of(module: str, path: Path, modules: dict[str, Path]) -> list[Edge]:
             base = _base(node, module, is_package)
             named = [f"{base}.{alias.name}" for alias in node.names]
             targets = [name if name in modules else _named(base, modules) for name in named]
+        elif _declared(node):
+            targets = [_named(node.args[1].value, modules)]  # type: ignore[attr-defined]
         for target in filter(None, targets):
             entered = [*_entered(module, target), target]
             found += [Edge(module, name, node.lineno) for name in entered]
@@ -269,6 +286,30 @@ def test_imports_in_functions_and_for_type_checking_are_edges(tmp_path: Path) ->
         "pkg.a -> pkg.b -> pkg.a\n    pkg.a (line 2) imports pkg.b\n"
         "    pkg.b (line 3) imports pkg.a"
     )
+
+
+def test_a_module_a_registry_declares_is_an_edge(tmp_path: Path) -> None:
+    """Declared beside the registry its implementations import, a name closes a
+    cycle; declared in the package's `__init__`, it does not."""
+    registry = "from pkg.registry import Registry\nKINDS = Registry()\n"
+    declared = "from pkg.flat.base import KINDS\nKINDS.declare('one', 'pkg.flat.one')\n"
+    graph = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "registry.py": "class Registry: ...\n",
+            "loop/__init__.py": "",
+            "loop/base.py": f"{registry}KINDS.declare('one', 'pkg.loop.one')\n",
+            "loop/one.py": "from pkg.loop.base import KINDS\n",
+            "flat/__init__.py": declared,
+            "flat/base.py": registry,
+            "flat/one.py": "from pkg.flat.base import KINDS\n",
+        },
+    )
+    assert "pkg.loop.one" in _targets(graph, "pkg.loop.base")
+    assert [describe(c).splitlines()[0] for c in cycles(graph)] == [
+        "pkg.loop.base -> pkg.loop.one -> pkg.loop.base"
+    ]
 
 
 def test_relative_imports_resolve_to_the_module_or_the_package_they_name(

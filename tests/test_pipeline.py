@@ -13,7 +13,7 @@ import pytest
 
 from codetrial.config import Limits, RunConfig
 from codetrial.gate import get_profile
-from codetrial.models import ScriptedBackend
+from codetrial.models.scripted import ScriptedBackend
 from codetrial.pipeline import Trial, run_trial
 from codetrial.prompts import system_message, template_hashes
 from codetrial.records import Generation, GenerationOptions, Message, Outcome, Visibility

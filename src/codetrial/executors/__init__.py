@@ -10,6 +10,9 @@ from codetrial.executors.base import (
     executor,
 )
 
+EXECUTORS.declare("local", "codetrial.executors.local")
+EXECUTORS.declare("ray", "codetrial.executors.cluster")
+
 __all__ = [
     "EXECUTORS",
     "Cell",

@@ -103,9 +103,8 @@ class Executor(Protocol):
 
 # A name's factory: given where the executor is to run its work (a Ray cluster's
 # address, None for the one started on this machine; the local executor has no address).
+# The built-in executors are declared in the package's __init__, which they do not import.
 EXECUTORS: Registry[Callable[[str | None], Executor]] = Registry("executor")
-EXECUTORS.declare("local", "codetrial.executors.local")
-EXECUTORS.declare("ray", "codetrial.executors.cluster")
 
 
 def executor(ray: str | None) -> Executor:

@@ -13,6 +13,11 @@ from codetrial.kinds.base import (
     tasks_of,
 )
 
+KINDS.declare("function", "codetrial.kinds.function")
+KINDS.declare("workspace", "codetrial.kinds.workspace")
+KINDS.declare("repository", "codetrial.kinds.repository")
+KINDS.declare("question", "codetrial.kinds.question")
+
 __all__ = [
     "KINDS",
     "Asked",

@@ -10,7 +10,7 @@ class a task is.
 
 A task names its kind (`task.kind`, a class attribute); `KINDS` maps that name to the
 `Kind`. A new kind is a module that defines its task class and its `Kind`, and one
-`KINDS.declare` (or `register`) line.
+`KINDS.declare` line in the package's `__init__` (or a `register` call).
 """
 
 from __future__ import annotations
@@ -197,11 +197,7 @@ def output_of(record: AttemptRecord, label: str) -> dict[str, str]:
     return {f"test_output_{label}.txt": output or record.detail}
 
 
-KINDS: Registry[Kind[Any]] = Registry("kind of task")
-KINDS.declare("function", "codetrial.kinds.function")
-KINDS.declare("workspace", "codetrial.kinds.workspace")
-KINDS.declare("repository", "codetrial.kinds.repository")
-KINDS.declare("question", "codetrial.kinds.question")
+KINDS: Registry[Kind[Any]] = Registry("kind of task")  # the built-in kinds: see __init__
 
 
 def kind_of(task: KindedTask) -> Kind[Any]:

@@ -143,9 +143,7 @@ class Kind:
     readiness: Callable[[Endpoints], list[Readiness]]
 
 
-KINDS: Registry[Kind] = Registry("model backend")
-for _name in ("embedded", "ollama", "openai", "scripted"):
-    KINDS.declare(_name, f"codetrial.models.{_name}")
+KINDS: Registry[Kind] = Registry("model backend")  # the built-in kinds: see __init__
 
 
 def register(kind: Kind) -> None:

@@ -8,6 +8,9 @@ from codetrial.verdict.decide import (
     judge,
     usage_of,
 )
+from codetrial.verdict.harness import HARNESSES
+
+HARNESSES.declare("pytest", "codetrial.verdict.pytest_harness")
 
 __all__ = [
     "FEEDBACK_CHARS",
