@@ -17,7 +17,7 @@ import pytest
 
 from codetrial.config import Limits, RunConfig
 from codetrial.gate import get_profile
-from codetrial.models import ScriptedBackend
+from codetrial.models.scripted import ScriptedBackend
 from codetrial.pipeline import Trial, run_trial
 from codetrial.records import Outcome
 from codetrial.sandbox import SandboxPolicy
