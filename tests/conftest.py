@@ -31,6 +31,23 @@ DATA_WHEELS = Path(sys.executable).parents[1] / "data-wheels"
 CLI_ENV = {**os.environ, "COLUMNS": "200"}
 
 
+def cli(
+    *args: str | Path,
+    cwd: Path | None = None,
+    env: dict[str, str] = CLI_ENV,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[str]:
+    """`codetrial ARGS` run as a user runs it, its output captured."""
+    return subprocess.run(
+        [CODETRIAL, *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=timeout,
+        env=env,
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Under pytest-xdist, each worker and what it starts keep to a CPU of their own:
     the embedded model then runs one thread per worker, and two workers' models never

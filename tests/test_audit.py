@@ -12,8 +12,7 @@ from codetrial.harden.audit import audit
 from codetrial.harden.mutants import mutants, normalized
 from codetrial.records import Visibility
 from codetrial.tasks import Task, load_folder
-from tests.conftest import write_task
-from tests.test_cli import cli
+from tests.conftest import cli, write_task
 
 CLAMP = """def clamp(x: int, low: int, high: int) -> int:
     if x < low:

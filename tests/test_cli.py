@@ -15,18 +15,7 @@ from rich.text import Text
 
 from codetrial.cli import app
 from codetrial.tasks import Task
-from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, fenced, write_task
-
-
-def cli(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CODETRIAL, *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        timeout=300,
-        env=CLI_ENV,
-    )
+from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, cli, fenced, write_task
 
 
 def _no_traceback(result: subprocess.CompletedProcess[str]) -> None:

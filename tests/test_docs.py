@@ -4,6 +4,7 @@ docs/ leads to a file, and a heading in it, that exist."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -24,6 +25,7 @@ def _prose(page: Path) -> str:
     return FENCE.sub("", page.read_text())
 
 
+@functools.cache
 def _anchors(page: Path) -> set[str]:
     """The anchors of a page's headings, made as GitHub makes them."""
     anchors: set[str] = set()

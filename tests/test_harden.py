@@ -11,8 +11,7 @@ from pathlib import Path
 from codetrial.harden.inputs import mutation_inputs, property_inputs, seed_inputs, source_of
 from codetrial.harden.suite import harden, hardenable, write_suite
 from codetrial.tasks import Task, load_folder, load_suite
-from tests.conftest import FIXTURES, write_task
-from tests.test_cli import cli
+from tests.conftest import FIXTURES, cli, write_task
 
 MBPP = FIXTURES / "benchmarks" / "mbpp.jsonl"
 # Right on the tests below and on small numbers; wrong from 100 up.

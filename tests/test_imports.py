@@ -25,6 +25,7 @@ its submodules register in a registry they import from a sibling.
 from __future__ import annotations
 
 import ast
+import functools
 import textwrap
 from collections import deque
 from dataclasses import dataclass
@@ -151,6 +152,7 @@ def edges_of(module: str, path: Path, modules: dict[str, Path]) -> list[Edge]:
     return found
 
 
+@functools.cache
 def import_graph(package: Path = PACKAGE, data: Path | None = DATA) -> dict[str, list[Edge]]:
     """Each module's edges to modules of the package, in the order they appear."""
     modules = module_files(package, data)
@@ -227,6 +229,7 @@ def describe(cycle: list[Edge]) -> str:
     return " -> ".join([*(e.source for e in cycle), cycle[0].source]) + steps
 
 
+@functools.cache
 def layers(table: str = LAYERS) -> dict[str, tuple[int, str]]:
     """Each name of the table with its layer's number (0 lowest) and name."""
     placed = {}

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 from codetrial.tasks import Task
-from tests.conftest import fenced
-from tests.test_cli import cli
+from tests.conftest import cli, fenced
 
 
 def _document(stdout: str) -> object:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import fenced, write_task
-from tests.test_cli import cli
+from tests.conftest import cli, fenced, write_task
 
 BURNS_CPU = (
     "import time\n\n"

@@ -23,7 +23,7 @@ from codetrial.kinds import stored_tasks
 from codetrial.records import Outcome
 from codetrial.store import RunStore
 from codetrial.tasks import QuestionTask
-from tests.conftest import CLI_ENV, CODETRIAL, DATA_WHEELS, FIXTURES, POLYGLOT, SWE_WHEELS
+from tests.conftest import CLI_ENV, DATA_WHEELS, FIXTURES, POLYGLOT, SWE_WHEELS, cli
 from tests.fixtures.before.make import RUNS, build_repos
 
 BEFORE = FIXTURES / "before"
@@ -120,14 +120,7 @@ def _laid_out(kind: str, tmp_path: Path) -> Path:
 
 
 def _cli(folder: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [CODETRIAL, *args],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**CLI_ENV, "CODETRIAL_CACHE": str(cache)},
-    )
+    return cli(*args, cwd=folder, env={**CLI_ENV, "CODETRIAL_CACHE": str(cache)}, timeout=600)
 
 
 def _tallies(stdout: str) -> dict[tuple[str, str], tuple[int, int, int, int]]:
@@ -189,16 +182,13 @@ def test_stored_answers_to_questions_score_as_they_were_scored(
     against the question's answer on the trusted side, with the files and charts the
     program left; `codetrial rerun` does not run a question's programs again."""
     monkeypatch.chdir(_laid_out("question", tmp_path))  # where the suite's recorded path leads
-    store = RunStore.open(Path(RUNS, "question"))
-    try:
+    with RunStore.open(Path(RUNS, "question")) as store:
         questions = {
             t.id: t
             for t in stored_tasks(store.manifest.config, store.manifest.task_sha256, store.run_dir)
             if isinstance(t, QuestionTask)
         }
         replied = [a for a in store.attempts() if a.program and a.program.reply is not None]
-    finally:
-        store.close()
     assert len(replied) == 6  # of 7 rounds: the one that failed and was fixed has no reply
     for attempt in replied:
         answer = questions[attempt.task_id].answer

@@ -32,8 +32,7 @@ from codetrial.selection.pools import build
 from codetrial.store.artifacts import slug
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
-from tests.conftest import fenced, write_task
-from tests.test_cli import cli
+from tests.conftest import cli, fenced, write_task
 
 RIGHT = PoolCandidate(True, passed_tests=frozenset({"t1", "t2"}))
 WRONG_ALONE = PoolCandidate(False, passed_tests=frozenset({"t1", "t3"}))

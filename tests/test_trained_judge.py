@@ -31,8 +31,7 @@ from codetrial.selection.trained import (
     pools,
 )
 from codetrial.tasks import Task
-from tests.conftest import fenced
-from tests.test_cli import cli
+from tests.conftest import cli, fenced
 
 # The four shortest HumanEval tasks: every candidate costs a judge-prompt evaluation.
 TASKS = [f"HumanEval/{i}" for i in (23, 34, 45, 53)]

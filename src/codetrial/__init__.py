@@ -100,6 +100,7 @@ if _typing.TYPE_CHECKING:
     from codetrial.selection.sidebyside import ModelSelection
     from codetrial.sweep import plan_sweep, run_sweep
     from codetrial.tasks import Task
+    from codetrial.version import __version__ as __version__
 
 
 def __getattr__(name: str) -> _typing.Any:

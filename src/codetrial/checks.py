@@ -8,16 +8,16 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from codetrial.config import Limits
-from codetrial.edits import EDIT_FORMATS
 from codetrial.gate import Profile, get_profile
 from codetrial.interpret import check_references as check_question_references
 from codetrial.interpret import question_sandbox
-from codetrial.kinds import Asked, kind_of, suite_kind
+from codetrial.kinds import Asked, Kind, kind_of, suite_kind
+from codetrial.kinds.base import with_libraries
 from codetrial.kinds.question import QUESTION
-from codetrial.prompts import judged_by_definitions, prompt_profile_for
+from codetrial.prompts import prompt_profile_for
 from codetrial.records import Outcome, Verdict
 from codetrial.sandbox import SandboxPolicy
 from codetrial.tasks import AnyTask, QuestionTask, load_suite
@@ -54,10 +54,10 @@ class Checked:
         return passes and (self.start is None or self.start.outcome is not Outcome.PASSED)
 
 
-def _policy(tasks: Sequence[AnyTask], where: Where) -> SandboxPolicy:
-    """The sandbox policy of `where`, under the limits a run of `tasks` defaults to,
-    with the --timeout given."""
-    defaults = suite_kind(tasks).defaults
+def _policy(kind: Kind[Any], where: Where) -> SandboxPolicy:
+    """The sandbox policy of `where`, under the limits a run of `kind`'s tasks defaults
+    to, with the --timeout given."""
+    defaults = kind.defaults
     limits = Limits.validated(
         defaults.timeout_s if where.timeout is None else where.timeout,
         scratch_mb=defaults.scratch_mb,
@@ -67,15 +67,14 @@ def _policy(tasks: Sequence[AnyTask], where: Where) -> SandboxPolicy:
 
 @contextlib.contextmanager
 def _judging(
-    where: Where, task_ids: list[str] | None
-) -> Iterator[tuple[list[AnyTask], Profile, JudgePool]]:
-    tasks = load_suite(where.suite, task_ids, where.data)
-    kind = suite_kind(tasks)
+    where: Where, kind: Kind[Any], tasks: Sequence[AnyTask]
+) -> Iterator[tuple[Profile, JudgePool]]:
+    """The gate profile of `tasks` (of `kind`) and a pool that judges them."""
     profile = get_profile(kind.gate(where.suite, tasks, where.gate))
     prepared = kind.prepare(tasks, where.repos, where.wheels, "codetrial check")
-    policy = _policy(tasks, where)
+    policy = _policy(kind, where)
     with JudgePool(where.workers, policy, prepared.repositories, prepared.libraries) as pool:
-        yield tasks, profile, pool
+        yield profile, pool
 
 
 def check_file(
@@ -89,22 +88,21 @@ def check_file(
     judges a response: its code extracted (for a benchmark task, as its prompt profile
     says), its edit applied to a workspace task's files in `edit_format`, or for a
     repository task the patch applied."""
-    with _judging(where, [task_id]) as (tasks, profile, pool):
-        (task,) = tasks
-        kind = kind_of(task)
-        shown_as = prompt_profile_for(kind.benchmark(tasks), where.suite, prompt_profile)
-        asked = Asked(
-            profile, EDIT_FORMATS.get(edit_format), shown_as, None, judged_by_definitions(shown_as)
-        )
+    (task,) = load_suite(where.suite, [task_id], where.data)
+    kind = kind_of(task)
+    with _judging(where, kind, [task]) as (profile, pool):
+        shown_as = prompt_profile_for(kind.benchmark([task]), where.suite, prompt_profile)
+        asked = Asked.of(profile, edit_format, shown_as)
         return pool.isolation, profile.name, verdict_of(kind.check(pool, task, text, asked))
 
 
 def check_references(where: Where) -> tuple[str, str, list[Checked]]:
     """(isolation, gate profile, a Checked per task) for every task of the suite."""
     tasks = load_suite(where.suite, None, where.data)
-    if suite_kind(tasks).interpreted:
+    kind = suite_kind(tasks)
+    if kind.interpreted:
         return _check_questions(cast(list[QuestionTask], tasks), where)
-    with _judging(where, None) as (tasks, profile, pool):
+    with _judging(where, kind, tasks) as (profile, pool):
         pending = [(task.id, *kind_of(task).references(pool, task, profile)) for task in tasks]
         checked = [
             Checked(task_id, *(verdict_of(f) if f else None for f in (reference, start)))
@@ -115,10 +113,8 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
 
 def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, str, list[Checked]]:
     """Each question's reference program, run and its printed answer checked."""
-    environment = QUESTION.prepare(questions, None, where.wheels, "codetrial check").libraries[
-        questions[0].id
-    ]
-    with question_sandbox(questions, environment, _policy(questions, where)) as sandbox:
+    environment = with_libraries(questions, where.wheels).libraries[questions[0].id]
+    with question_sandbox(questions, environment, _policy(QUESTION, where)) as sandbox:
         checked = [
             Checked(
                 c.task_id,

@@ -315,7 +315,7 @@ def conduct(
             isolation, bwrap = pool.isolation, pool.bwrap
             system = kind.system(config, pool.profile_for(tasks[0], profile))
         if resume:
-            store = RunStore.open(run_dir)
+            store = resources.enter_context(RunStore.open(run_dir))
             _check_resumable(store, backends)
             store.mark_resumed()
         else:
@@ -330,10 +330,9 @@ def conduct(
                 bwrap=bwrap,
             )
             notes = {task_id: view.note for task_id, view in shown.items()}
-            store = RunStore.create(
-                run_dir, with_environments(manifest, prepared.environments, notes)
+            store = resources.enter_context(
+                RunStore.create(run_dir, with_environments(manifest, prepared.environments, notes))
             )
-        resources.enter_context(store)
         progress.start(store.run_dir, len(tasks) * len(config.labels) * config.samples)
         resume_with = f"codetrial run --resume {store.run_dir}"
         try:

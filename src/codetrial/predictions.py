@@ -89,7 +89,7 @@ def judge_predictions(
             "repos": job.repos,
             "wheels": job.wheels,
             "unsafe_host_exec": job.unsafe_host_exec,
-            "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY.defaults.scratch_mb),
+            "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY_DEFAULTS.scratch_mb),
         }
     )
     with JudgePool(job.workers, SandboxPolicy.of(config), prepared.repositories) as pool:

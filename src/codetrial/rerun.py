@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
-from codetrial.config import Limits, RunConfig
+from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
 from codetrial.kinds import Asked, kind_of, stored_tasks, suite_kind
@@ -100,22 +100,6 @@ def changed_conditions(
     return changed
 
 
-def _rejudged(
-    pool: JudgePool,
-    task: AnyTask,
-    record: AttemptRecord,
-    *,
-    config: RunConfig,
-    profile: Profile,
-    before: dict[str, str] | None,
-    views: Mapping[str, Localized],
-) -> Future[Verdict] | None:
-    """The stored attempt judged again as its kind judges it; None for a kind whose
-    attempts are not (a question's rounds, which the interpreter loop judged)."""
-    asked = Asked.under(config, profile, views.get(task.id))
-    return kind_of(task).rejudge(pool, task, record, asked, before)
-
-
 def rerun(
     store: RunStore,
     profile: Profile,
@@ -129,6 +113,7 @@ def rerun(
     shown of each repository task."""
     by_id = {t.id: t for t in tasks}
     config = store.manifest.config
+    asked = {t.id: Asked.under(config, profile, views.get(t.id)) for t in tasks}
     tallies: dict[tuple[str, str], Tally] = {}
     pending: list[tuple[AttemptRecord, Future[Verdict]]] = []
     left: dict[tuple[str, str, int], dict[str, str] | None] = {}  # a chain's files so far
@@ -142,9 +127,8 @@ def rerun(
         task = by_id.get(record.task_id)
         future = None
         if record.outcome is not Outcome.INFRA_ERROR and task is not None:
-            future = _rejudged(
-                pool, task, record, config=config, profile=profile, before=before, views=views
-            )
+            # None for a kind whose attempts are not re-judged: a question's rounds
+            future = kind_of(task).rejudge(pool, task, record, asked[task.id], before)
         if future is None:
             tally.not_rejudged += 1
         else:

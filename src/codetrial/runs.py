@@ -42,7 +42,13 @@ class Run:
         """What the report and the console tables show, computed once per Run."""
         if self._figures is None:
             with RunStore.open(self.path) as store:
-                self._figures = figures(store)
+                return self._figures_of(store)
+        return self._figures
+
+    def _figures_of(self, store: RunStore) -> Figures:
+        """The figures, computed from the open `store` when they are not yet."""
+        if self._figures is None:
+            self._figures = figures(store)
         return self._figures
 
     def results(self) -> list[TaskResult]:
@@ -82,14 +88,14 @@ class Run:
     def as_dict(self) -> dict[str, Any]:
         """The document results.json holds (the manifest, the summary, every attempt)."""
         with RunStore.open(self.path) as store:
-            return results_document(store, self.figures())
+            return results_document(store, self._figures_of(store))
 
     def report(self) -> Path:
         """Write results.json and report.html from the store as it is now (the figures
         are computed again); the report's path."""
         self._figures = None
         with RunStore.open(self.path) as store:
-            return write_reports(store, self.figures())
+            return write_reports(store, self._figures_of(store))
 
 
 def open_run(path: Path | str) -> Run:

@@ -19,7 +19,6 @@ from typing import Any
 from codetrial.config import RunConfig
 from codetrial.errors import TaskFormatError
 from codetrial.executors import Sample, executor
-from codetrial.gate import get_profile
 from codetrial.harden.efficiency import measure as measure_efficiency
 from codetrial.kinds import tasks_of
 from codetrial.kinds.function import FUNCTION
@@ -143,7 +142,6 @@ def judge_samples(
             "limits": {"timeout_s": job.timeout, "cpu_s": job.cpu_time},
         }
     )
-    profile = get_profile(config.gate_profile)
     with JudgePool(workers, SandboxPolicy.of(config)) as pool:
         source = {**samples.source, "samples": str(len(items))}
         manifest = new_manifest(
@@ -158,7 +156,7 @@ def judge_samples(
         )
         with RunStore.create(job.runs_dir / manifest.run_id, manifest) as store:
             announce(store.run_dir, len(items))
-            judged = executor(job.ray).verdicts(items, profile, config, pool)
+            judged = executor(job.ray).verdicts(items, config, pool)
             verdicts = judge_all(items, model, judged, store, progress)
             _write_results(store.run_dir, items, verdicts)
             if job.efficiency:

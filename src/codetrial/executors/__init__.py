@@ -5,7 +5,6 @@ from codetrial.executors.base import (
     EXECUTORS,
     Cell,
     Cells,
-    Runner,
     Sample,
     executor,
 )
@@ -17,7 +16,6 @@ __all__ = [
     "EXECUTORS",
     "Cell",
     "Cells",
-    "Runner",
     "Sample",
     "executor",
 ]

@@ -18,7 +18,6 @@ from typing import Any, Protocol
 from rich.console import Console
 
 from codetrial.config import RunConfig
-from codetrial.gate import Profile
 from codetrial.progress import Progress
 from codetrial.records import Verdict
 from codetrial.registry import Registry
@@ -93,16 +92,16 @@ class Executor(Protocol):
         ...
 
     def verdicts(
-        self, samples: Sequence[Sample], profile: Profile, config: RunConfig, pool: JudgePool
+        self, samples: Sequence[Sample], config: RunConfig, pool: JudgePool
     ) -> Iterator[Verdict]:
-        """Each sample's verdict, in order, under `profile` and the limits of `config`:
-        judged in `pool`, this process's, or in pools like it elsewhere. A sandbox fault
-        is that sample's infra_error."""
+        """Each sample's verdict, in order, under the gate profile and the limits of
+        `config`: judged in `pool`, this process's, or in pools like it elsewhere. A
+        sandbox fault is that sample's infra_error."""
         ...
 
 
 # A name's factory: given where the executor is to run its work (a Ray cluster's
-# address, None for the one started on this machine; the local executor has no address).
+# address, or "auto" for the one started on this machine; the local executor takes None).
 # The built-in executors are declared in the package's __init__, which they do not import.
 EXECUTORS: Registry[Callable[[str | None], Executor]] = Registry("executor")
 

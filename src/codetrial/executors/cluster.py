@@ -47,7 +47,7 @@ from codetrial.errors import (
 from codetrial.executors.base import EXECUTORS, Cell, Cells, Runner, Sample
 from codetrial.executors.local import local_verdicts
 from codetrial.extras import require
-from codetrial.gate import Profile
+from codetrial.gate import Profile, get_profile
 from codetrial.progress import Bar, Progress, Silent
 from codetrial.records import AttemptRecord, Verdict
 from codetrial.sandbox import SandboxPolicy
@@ -390,11 +390,10 @@ class ShardActor:
 SHARD = 64  # samples per shard: small enough to balance nodes, large enough to keep pools busy
 
 
-def cluster_verdicts(
-    items: Sequence[Sample], profile: Profile, config: RunConfig, address: str
-) -> Iterator[Verdict]:
-    """Each sample's verdict, in order, judged on every node of the cluster, each node
-    with a pool of `config.workers` sandboxes."""
+def cluster_verdicts(items: Sequence[Sample], config: RunConfig, address: str) -> Iterator[Verdict]:
+    """Each sample's verdict, in order, judged on every node of the cluster under the
+    gate profile of `config`, each node with a pool of `config.workers` sandboxes."""
+    profile, policy = get_profile(config.gate_profile), SandboxPolicy.of(config)
     ray = connect(address)
     actor = ray.remote(ShardActor)
     nodes = [n for n in _alive(ray) if n["Resources"].get("CPU", 0) >= 1]
@@ -403,7 +402,7 @@ def cluster_verdicts(
     actors = {
         n["NodeID"]: actor.options(
             scheduling_strategy=_pinned(ray, n["NodeID"]), num_cpus=1, max_restarts=0
-        ).remote(SandboxPolicy.of(config), config.workers)
+        ).remote(policy, config.workers)
         for n in nodes
     }
     shards = [list(items[i : i + SHARD]) for i in range(0, len(items), SHARD)]
@@ -443,7 +442,8 @@ def cluster_verdicts(
 
 
 class Ray:
-    """The Ray executor, on the cluster at `address` (None: "auto")."""
+    """The Ray executor, on the cluster at `address` (None or "auto": the one started
+    here)."""
 
     def __init__(self, address: str | None) -> None:
         self.address = "auto" if address is None else address
@@ -452,10 +452,10 @@ class Ray:
         run_cluster(work, console, self.address)
 
     def verdicts(
-        self, samples: Sequence[Sample], profile: Profile, config: RunConfig, pool: JudgePool
+        self, samples: Sequence[Sample], config: RunConfig, pool: JudgePool
     ) -> Iterator[Verdict]:
         """Judged on the cluster's nodes, each in a pool of its own: `pool` is not used."""
-        return cluster_verdicts(samples, profile, config, self.address)
+        return cluster_verdicts(samples, config, self.address)
 
 
 EXECUTORS.register("ray", Ray)

@@ -12,7 +12,7 @@ from rich.text import Text
 from codetrial.config import RunConfig
 from codetrial.errors import CodetrialError, Interrupted
 from codetrial.executors.base import EXECUTORS, Cell, Cells, Sample
-from codetrial.gate import Profile
+from codetrial.gate import Profile, get_profile
 from codetrial.progress import Bar, Progress, Silent
 from codetrial.records import Candidate, Verdict
 from codetrial.verdict.pool import JudgePool, verdict_of
@@ -41,9 +41,9 @@ class Local:
                     folder.record_finished(cell, wall_s)
 
     def verdicts(
-        self, samples: Sequence[Sample], profile: Profile, config: RunConfig, pool: JudgePool
+        self, samples: Sequence[Sample], config: RunConfig, pool: JudgePool
     ) -> Iterator[Verdict]:
-        return local_verdicts(samples, pool, profile)
+        return local_verdicts(samples, pool, get_profile(config.gate_profile))
 
 
 EXECUTORS.register("local", lambda address: Local())

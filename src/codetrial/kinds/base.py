@@ -69,15 +69,26 @@ class Asked:
     definitions_only: bool = False
 
     @classmethod
-    def under(cls, config: RunConfig, profile: Profile, view: Localized | None = None) -> Asked:
-        """How a task is asked and judged under a run's `config` and gate `profile`."""
+    def of(
+        cls,
+        profile: Profile,
+        edit_format: str,
+        prompt_profile: str | None,
+        view: Localized | None = None,
+    ) -> Asked:
+        """Under the gate `profile`, the edit format and the prompt profile named."""
         return cls(
             profile=profile,
-            edit_format=EDIT_FORMATS.get(config.edit_format or "whole"),
-            prompt_profile=config.prompt_profile,
+            edit_format=EDIT_FORMATS.get(edit_format),
+            prompt_profile=prompt_profile,
             view=view,
-            definitions_only=judged_by_definitions(config.prompt_profile),
+            definitions_only=judged_by_definitions(prompt_profile),
         )
+
+    @classmethod
+    def under(cls, config: RunConfig, profile: Profile, view: Localized | None = None) -> Asked:
+        """How a task is asked and judged under a run's `config` and gate `profile`."""
+        return cls.of(profile, config.edit_format or "whole", config.prompt_profile, view)
 
 
 class Kind(Generic[T]):

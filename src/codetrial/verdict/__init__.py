@@ -6,7 +6,6 @@ from codetrial.verdict.decide import (
     STOP_OUTCOMES,
     classify,
     judge,
-    usage_of,
 )
 from codetrial.verdict.harness import HARNESSES
 
@@ -17,5 +16,4 @@ __all__ = [
     "STOP_OUTCOMES",
     "classify",
     "judge",
-    "usage_of",
 ]
