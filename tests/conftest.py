@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -139,3 +140,21 @@ def judge_code(sandbox: Sandbox):  # type: ignore[no-untyped-def]
         return judge(Candidate(code, code), task, get_profile(profile), sandbox, FAST_LIMITS)
 
     return run
+
+
+def without_modes(db: Path) -> None:
+    """The run database `db` in the layout of store schemas 1 and 2, whose attempts
+    table had no `mode` column, holding the same rows."""
+    with sqlite3.connect(db) as conn:
+        conn.executescript(
+            """
+            ALTER TABLE attempts RENAME TO later;
+            CREATE TABLE attempts (model TEXT NOT NULL, task_id TEXT NOT NULL,
+                sample INTEGER NOT NULL, attempt INTEGER NOT NULL, outcome TEXT NOT NULL,
+                record TEXT NOT NULL, saved_at TEXT NOT NULL,
+                PRIMARY KEY (model, task_id, sample, attempt));
+            INSERT INTO attempts
+                SELECT model, task_id, sample, attempt, outcome, record, saved_at FROM later;
+            DROP TABLE later;
+            """
+        )

@@ -61,7 +61,7 @@ shown       localize
 kinds       kinds
 store       store
 report      report runs
-stages      repair interpret harden selection
+stages      repair harden selection
 executors   executors
 judging     samples predictions checks rerun harden.audit harden.suite
 pipeline    pipeline

@@ -12,11 +12,11 @@ import pytest
 
 from codetrial import api
 from codetrial.errors import ConfigError
-from codetrial.interpret.answers import check, final_answer
 from codetrial.records import Outcome
-from codetrial.store.artifacts import outputs_dir, task_dir
+from codetrial.store.artifacts import outputs_dir
 from codetrial.tasks import QuestionTask, load_suite
 from codetrial.tasks.questions import Answer
+from codetrial.verdict.answers import check, final_answer
 from tests.conftest import CLI_ENV, CODETRIAL, DATA_WHEELS, fenced
 
 SALES_QUESTION = "How many orders in sales.csv have 10 or more units"
@@ -316,7 +316,7 @@ def test_a_chart_saved_by_its_absolute_path_counts(tmp_path: Path) -> None:
     assert result.results()[0].final.outcome is Outcome.PASSED
 
 
-def test_a_chain_cut_short_is_asked_again_whole(tmp_path: Path) -> None:
+def test_a_chain_cut_short_is_resumed_at_its_next_round(tmp_path: Path) -> None:
     broken = "print(1/0)\n"
     right = "import pandas as pd\nprint((pd.read_csv('/data/sales.csv').units >= 10).sum())\n"
     model = script(
@@ -337,20 +337,25 @@ def test_a_chain_cut_short_is_asked_again_whole(tmp_path: Path) -> None:
     (chain,) = result.results()
     assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.ERROR, Outcome.PASSED]
     with sqlite3.connect(result.path / "trial.sqlite") as db:  # as if stopped after round 1
+        assert db.execute("SELECT DISTINCT model, mode FROM attempts").fetchall() == [
+            (model, "fix")
+        ]
         db.execute("DELETE FROM attempts WHERE attempt = 1")
     (tmp_path / "script.json").write_text(
         json.dumps(
             {
-                SALES_QUESTION: [fenced(right)],
-                "The program failed": [fenced(broken)],
+                SALES_QUESTION: [fenced("print('asked again')")],
+                "The program failed": [fenced(right)],
                 "The program ran.": ["ANSWER: 8"],
             }
         )
     )
     (chain,) = api.run(resume=result.path).results()
-    assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.PASSED]
-    kept = {p.name for p in task_dir(result.path, chain.model, chain.task_id).iterdir()}
-    assert "candidate_repaired.py" not in kept and "candidate_first.py" in kept
+    assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.ERROR, Outcome.PASSED]
+    assert chain.first.code == broken and chain.final.code == right
+    fix_request = chain.final.messages[3]["content"]
+    assert "ZeroDivisionError" in fix_request  # the stored round's error, told again
+    assert chain.final.mode == "fix" and chain.model == f"{model} (fix)"
 
 
 def test_questions_are_asked_once_per_mode() -> None:

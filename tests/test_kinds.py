@@ -17,13 +17,12 @@ import pytest
 import codetrial
 from codetrial.config import FUNCTION_DEFAULTS, Limits, RunConfig
 from codetrial.errors import ConfigError
-from codetrial.kinds import KINDS, Asked, Kind, kind_of, suite_kind
+from codetrial.kinds import KINDS, Asked, Kind, Suite, kind_of, load_suite
 from codetrial.kinds.base import output_of
 from codetrial.models.scripted import ScriptedBackend
 from codetrial.records import AttemptRecord, Candidate, Message, Outcome, Verdict
 from codetrial.rerun import rejudge
 from codetrial.sandbox import Sandbox
-from codetrial.tasks import load_suite
 from codetrial.tasks.loader import SOURCES
 from codetrial.verdict.pool import JudgePool
 
@@ -62,13 +61,16 @@ def test_every_built_in_kind_is_registered_and_named_by_its_tasks() -> None:
     assert KINDS.names()[:4] == ["function", "workspace", "repository", "question"]
     for suite, kind in (("contracts10", "function"), ("dataqa", "question")):
         tasks = load_suite(suite)
-        assert suite_kind(tasks).name == kind and kind_of(tasks[0]) is suite_kind(tasks)
+        assert tasks.kind.name == kind and kind_of(tasks[0]) is tasks.kind
+        assert tasks[:2].kind is tasks.kind and list(tasks[:2]) == list(tasks)[:2]
 
 
 def test_a_suite_of_two_kinds_is_refused_with_what_to_do() -> None:
     mixed = [*load_suite("contracts10")[:1], *load_suite("dataqa")[:1]]
     with pytest.raises(ConfigError, match=r"mixes kinds of task .* run each kind as a suite"):
-        suite_kind(mixed)
+        Suite.of("mixed", mixed)
+    with pytest.raises(ConfigError, match=r"harden takes function tasks; suite 'dataqa' holds q"):
+        load_suite("dataqa").only(KINDS.get("function"), "codetrial harden")
     with pytest.raises(ConfigError, match=r"unknown kind of task 'functoin'.*function"):
         KINDS.get("functoin")
 
@@ -117,7 +119,7 @@ class PrintedKind(Kind[PrintedTask]):
     def artifacts(self, task: PrintedTask, record: AttemptRecord, label: str) -> dict[str, str]:
         return output_of(record, label) | {f"program_{label}.py": record.code or ""}
 
-    def system(self, config: RunConfig, profile: object) -> Message:  # type: ignore[override]
+    def system(self, config: RunConfig, profile: object, libraries: object) -> Message:  # type: ignore[override]
         return Message("system", "Answer with a Python program that prints the answer.")
 
     def opening(

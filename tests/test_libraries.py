@@ -16,7 +16,7 @@ from codetrial import api, environments
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
-from codetrial.kinds import suite_kind
+from codetrial.kinds import Suite
 from codetrial.records import Candidate, Outcome
 from codetrial.sandbox import Mounts, Sandbox, SandboxPolicy, Stop, open_sandbox
 from codetrial.tasks import load_suite
@@ -134,7 +134,7 @@ def test_a_library_task_is_judged_with_its_libraries() -> None:
     tasks = {t.id: t for t in load_suite(str(LIBRARY))}
     group = tasks["group_means"]
     assert group.packages == ("pandas==3.1.1",)
-    prepared = suite_kind(list(tasks.values())).prepare(
+    prepared = Suite.of("lib", list(tasks.values())).kind.prepare(
         list(tasks.values()), None, DATA_WHEELS, "test"
     )
     pool = JudgePool(1, SandboxPolicy(Limits(timeout_s=20, cpu_s=10)), libraries=prepared.libraries)

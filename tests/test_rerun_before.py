@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sqlite3
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +19,7 @@ from pathlib import Path
 import pytest
 
 import codetrial
-from codetrial.interpret.answers import check
-from codetrial.kinds import stored_tasks
-from codetrial.records import Outcome
-from codetrial.store import RunStore
-from codetrial.tasks import QuestionTask
+from codetrial.store.manifest import SCHEMA_VERSION
 from tests.conftest import CLI_ENV, DATA_WHEELS, FIXTURES, POLYGLOT, SWE_WHEELS, cli
 from tests.fixtures.before.make import RUNS, build_repos
 
@@ -48,10 +45,10 @@ class Stored:
 
 
 def _question_tallies(label: str, repairs: int) -> dict[tuple[str, str], Tally]:
-    """`codetrial rerun` does not re-judge questions: it counts each round as not
-    re-judged and compares none."""
-    found = {(f"{SCRIPTED} ({label})", "first"): (0, 2)}
-    return found | ({(f"{SCRIPTED} ({label})", "repair"): (0, repairs)} if repairs else {})
+    """A question's rounds are re-judged: each program runs again and the stored reply
+    is checked again against what it left."""
+    found = {(f"{SCRIPTED} ({label})", "first"): (2, 0)}
+    return found | ({(f"{SCRIPTED} ({label})", "repair"): (repairs, 0)} if repairs else {})
 
 
 STORED = [
@@ -175,31 +172,6 @@ def test_a_stored_run_re_judges_identically_and_reopens(
     } == stored.outcomes
 
 
-def test_stored_answers_to_questions_score_as_they_were_scored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What of a question's round can be judged again today: the final reply, checked
-    against the question's answer on the trusted side, with the files and charts the
-    program left; `codetrial rerun` does not run a question's programs again."""
-    monkeypatch.chdir(_laid_out("question", tmp_path))  # where the suite's recorded path leads
-    with RunStore.open(Path(RUNS, "question")) as store:
-        questions = {
-            t.id: t
-            for t in stored_tasks(store.manifest.config, store.manifest.task_sha256, store.run_dir)
-            if isinstance(t, QuestionTask)
-        }
-        replied = [a for a in store.attempts() if a.program and a.program.reply is not None]
-    assert len(replied) == 6  # of 7 rounds: the one that failed and was fixed has no reply
-    for attempt in replied:
-        answer = questions[attempt.task_id].answer
-        assert answer is not None and attempt.program is not None
-        checked = check(
-            answer, attempt.program.reply or "", set(attempt.program.files), attempt.program.figures
-        )
-        assert (Outcome.PASSED if checked.correct else Outcome.FAILED) is attempt.outcome
-        assert checked.why == attempt.program.check
-
-
 def test_the_stored_sweep_is_finished_and_makes_a_board(tmp_path: Path, cache: Path) -> None:
     folder = _laid_out("sweep", tmp_path)
     planned = _cli(folder, cache, "sweep", "sweep.toml", "--out", RUNS, "--dry-run", "--json")
@@ -212,3 +184,27 @@ def test_the_stored_sweep_is_finished_and_makes_a_board(tmp_path: Path, cache: P
         ("scripted/strong.json", 1.0),
         ("scripted/weak.json", 0.5),
     ]
+
+
+def test_a_stored_question_run_resumes_in_this_schema(tmp_path: Path, cache: Path) -> None:
+    """A question run stored when a round's mode was folded into the model's name
+    ("scripted/script.json (fix)") resumes: the round it lacks is asked again, and the
+    run is rewritten in this store schema, each round's mode a field of its own."""
+    folder = _laid_out("question", tmp_path)
+    run_dir = folder / RUNS / "question"
+    with sqlite3.connect(run_dir / "trial.sqlite") as db:
+        label = f"{SCRIPTED} (fix)"
+        db.execute("DELETE FROM attempts WHERE model = ? AND attempt = 1", (label,))
+    resumed = _cli(folder, cache, "run", "--resume", str(run_dir.relative_to(folder)))
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    with sqlite3.connect(run_dir / "trial.sqlite") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        keys = db.execute("SELECT DISTINCT model, mode FROM attempts ORDER BY mode").fetchall()
+    assert keys == [(SCRIPTED, mode) for mode in ("direct", "fix", "once")]
+    assert json.loads((run_dir / "manifest.json").read_text())["schema_version"] == SCHEMA_VERSION
+    question = next(s for s in STORED if s.kind == "question")
+    table = codetrial.open_run(run_dir).table()
+    assert {
+        (row["model"], row["task_id"]): (row["outcome"], row["outcome_after_repair"])
+        for row in table
+    } == question.outcomes

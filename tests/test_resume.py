@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from codetrial.tasks import Task
-from tests.conftest import CLI_ENV, CODETRIAL, fenced
+from tests.conftest import CLI_ENV, CODETRIAL, fenced, without_modes
 
 
 def _rows(db: Path) -> dict[tuple[str, int], str]:
@@ -127,6 +127,7 @@ def test_a_run_from_before_store_schema_numbers_resumes(
     manifest = json.loads(manifest_path.read_text())
     del manifest["schema_version"]
     manifest_path.write_text(json.dumps(manifest))
+    without_modes(db)
     with sqlite3.connect(db) as conn:
         conn.execute("PRAGMA user_version = 0")
         conn.execute("DELETE FROM attempts WHERE task_id = 'two_sum'")

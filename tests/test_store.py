@@ -16,7 +16,7 @@ from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.sandbox.launch import find_bwrap
 from codetrial.store import SCHEMA_VERSION, RunStore, new_manifest
 from codetrial.tasks import Task
-from tests.conftest import CLI_ENV, CODETRIAL
+from tests.conftest import CLI_ENV, CODETRIAL, without_modes
 
 
 @pytest.fixture
@@ -64,6 +64,7 @@ def test_a_new_run_carries_the_schema_number_in_both_files(run_dir: Path) -> Non
 
 def test_a_run_written_before_schema_numbers_counts_as_schema_1(run_dir: Path) -> None:
     _edit_manifest(run_dir, schema_version=None)
+    without_modes(run_dir / "trial.sqlite")
     _sql(run_dir, "PRAGMA user_version = 0")
     store = RunStore.open(run_dir)
     assert store.manifest.schema_version == 1
@@ -73,10 +74,11 @@ def test_a_run_written_before_schema_numbers_counts_as_schema_1(run_dir: Path) -
     assert json.loads((run_dir / "manifest.json").read_text())["schema_version"] == 1
 
 
-def test_a_schema_1_run_reads_as_schema_2_and_is_written_as_it_once_resumed(
+def test_a_schema_1_run_reads_as_this_schema_and_is_written_as_it_once_resumed(
     tmp_path: Path,
 ) -> None:
-    """Schema 1 kept a repository task's patch as its attempt's code."""
+    """Schema 1 kept a repository task's patch as its attempt's code, and its table had
+    no mode."""
     stored = Path(__file__).parent / "fixtures" / "before" / "repository" / "stored" / "evaluate"
     run_dir = tmp_path / "evaluate"
     shutil.copytree(stored, run_dir)
@@ -90,7 +92,10 @@ def test_a_schema_1_run_reads_as_schema_2_and_is_written_as_it_once_resumed(
     first = read[0]
     store.save_many([(None, first.model_copy(update={"attempt": 1}))], artifacts=False)  # type: ignore[list-item]
     store.close()
-    assert json.loads((run_dir / "manifest.json").read_text())["schema_version"] == 2
+    assert json.loads((run_dir / "manifest.json").read_text())["schema_version"] == SCHEMA_VERSION
+    with sqlite3.connect(run_dir / "trial.sqlite") as db:
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert db.execute("SELECT DISTINCT mode FROM attempts").fetchall() == [("",)]
     again = RunStore.open(run_dir)
     assert [(r.patch, r.code) for r in again.attempts() if r.attempt == 0] == [
         (r.patch, r.code) for r in read
@@ -101,8 +106,8 @@ def test_a_schema_1_run_reads_as_schema_2_and_is_written_as_it_once_resumed(
 def test_a_manifest_of_another_schema_says_which_and_what_to_do(run_dir: Path) -> None:
     _edit_manifest(run_dir, schema_version=SCHEMA_VERSION + 1, codetrial_version="9.9.9")
     message = _open_error(run_dir)
-    assert f"{run_dir / 'manifest.json'} was written by codetrial store schema 3" in message
-    assert "reads store schemas 1, 2" in message
+    assert f"{run_dir / 'manifest.json'} was written by codetrial store schema 4" in message
+    assert "reads store schemas 1, 2, 3" in message
     assert "re-run the trial with this version" in message
     assert "(9.9.9, recorded in its manifest)" in message
 
@@ -110,7 +115,7 @@ def test_a_manifest_of_another_schema_says_which_and_what_to_do(run_dir: Path) -
 def test_a_database_of_another_schema_says_which_and_what_to_do(run_dir: Path) -> None:
     _sql(run_dir, f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     message = _open_error(run_dir)
-    assert f"{run_dir / 'trial.sqlite'} was written by codetrial store schema 3" in message
+    assert f"{run_dir / 'trial.sqlite'} was written by codetrial store schema 4" in message
     assert "re-run the trial with this version" in message
 
 

@@ -28,8 +28,7 @@ from codetrial.config import (
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
-from codetrial.interpret import MODES
-from codetrial.kinds import Kind, load_suite, stored_tasks, suite_kind, tasks_of
+from codetrial.kinds import Kind, Suite, load_suite, stored_tasks
 from codetrial.kinds.function import FUNCTION
 from codetrial.models import Backend
 from codetrial.pipeline import conduct
@@ -53,9 +52,9 @@ from codetrial.verdict.pool import JudgePool, verdict_of
 
 def load_tasks(
     suite: str = "contracts10", *, data: Path | None = None, task_ids: Sequence[str] = ()
-) -> list[AnyTask]:
+) -> Suite[Any]:
     """The tasks of a suite (a built-in name, a benchmark with its `data`, or a path),
-    or only `task_ids` of them.
+    or only `task_ids` of them, as a `Suite`: a sequence of tasks that states their kind.
 
     >>> [task.id for task in load_tasks("contracts10")][:2]
     ['balanced_brackets', 'longest_common_prefix']
@@ -82,7 +81,7 @@ def _watched(progress: bool | Progress) -> Iterator[Progress]:
 
 def _modes(kind: Kind[Any], suite: str, modes: Sequence[str], samples: int) -> list[str]:
     """How questions are answered: `modes`, by default "fix"; none for other tasks."""
-    if not kind.interpreted:
+    if not kind.modes:
         if modes:
             raise ConfigError(f"--mode is for question suites; suite {suite!r} has none")
         return []
@@ -91,16 +90,16 @@ def _modes(kind: Kind[Any], suite: str, modes: Sequence[str], samples: int) -> l
             f"suite {suite!r} holds questions, asked once in each --mode: --samples is for "
             "function, workspace and repository tasks"
         )
-    unknown = [m for m in _names(modes, "modes") if m not in MODES]
+    unknown = [m for m in _names(modes, "modes") if m not in kind.modes]
     if unknown:
-        raise ConfigError(f"unknown mode {', '.join(unknown)}; known: {', '.join(MODES)}")
+        raise ConfigError(f"unknown mode {', '.join(unknown)}; known: {', '.join(kind.modes)}")
     if len(set(modes)) != len(modes):
         raise ConfigError("a mode is named twice (--mode)")
     return list(modes) or ["fix"]
 
 
 def _shape_conditions(
-    tasks: list[AnyTask],
+    tasks: Suite[Any],
     suite: str,
     *,
     edit_format: str | None,
@@ -119,7 +118,7 @@ def _shape_conditions(
     prompt profile, the gate, the defaults of the timeout, the context and the
     answer's length, the tries (for questions, the programs a fix may take, 3 by
     default) and the modes."""
-    kind = suite_kind(tasks)
+    kind = tasks.kind
     if edit_format is not None and not kind.edits:
         raise ConfigError(
             f"--edit-format is for workspace and repository tasks; suite {suite!r} has none"
@@ -197,7 +196,7 @@ def configure(
     unsafe_host_exec: bool = False,
     modes: Sequence[str] = (),
     packages: Sequence[str] = (),
-) -> tuple[RunConfig, list[AnyTask]]:
+) -> tuple[RunConfig, Suite[Any]]:
     """The configuration and the tasks of the trial `run` would start with these
     conditions, checked and nothing run; a ConfigError says what is wrong."""
     if limit is not None and limit < 1:
@@ -443,7 +442,7 @@ class Judge:
 
     def __call__(self, code: str, task: AnyTask) -> Verdict:
         """The verdict on `code` (a program, not a model's response) for `task`."""
-        (function,) = tasks_of(FUNCTION, [task], "judge()")
+        (function,) = Suite.of(task.suite, [task]).only(FUNCTION, "judge()")
         profile = get_profile(FUNCTION.gate(task.suite, [function], self._gate))
         return verdict_of(self._pool.submit(Candidate(code, code or None), function, profile))
 

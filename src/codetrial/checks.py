@@ -8,19 +8,15 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from codetrial.config import Limits
 from codetrial.gate import Profile, get_profile
-from codetrial.interpret import check_references as check_question_references
-from codetrial.interpret import question_sandbox
-from codetrial.kinds import Asked, Kind, kind_of, suite_kind
-from codetrial.kinds.base import with_libraries
-from codetrial.kinds.question import QUESTION
+from codetrial.kinds import Asked, Kind, kind_of, load_suite
 from codetrial.prompts import prompt_profile_for
 from codetrial.records import Outcome, Verdict
 from codetrial.sandbox import SandboxPolicy
-from codetrial.tasks import AnyTask, QuestionTask, load_suite
+from codetrial.tasks import AnyTask
 from codetrial.verdict.pool import JudgePool, verdict_of
 
 
@@ -73,7 +69,7 @@ def _judging(
     profile = get_profile(kind.gate(where.suite, tasks, where.gate))
     prepared = kind.prepare(tasks, where.repos, where.wheels, "codetrial check")
     policy = _policy(kind, where)
-    with JudgePool(where.workers, policy, prepared.repositories, prepared.libraries) as pool:
+    with JudgePool.for_tasks(where.workers, policy, prepared) as pool:
         yield profile, pool
 
 
@@ -99,9 +95,7 @@ def check_file(
 def check_references(where: Where) -> tuple[str, str, list[Checked]]:
     """(isolation, gate profile, a Checked per task) for every task of the suite."""
     tasks = load_suite(where.suite, None, where.data)
-    kind = suite_kind(tasks)
-    if kind.interpreted:
-        return _check_questions(cast(list[QuestionTask], tasks), where)
+    kind = tasks.kind
     with _judging(where, kind, tasks) as (profile, pool):
         pending = [(task.id, *kind_of(task).references(pool, task, profile)) for task in tasks]
         checked = [
@@ -109,18 +103,3 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
             for task_id, reference, start in pending
         ]
         return pool.isolation, profile.name, checked
-
-
-def _check_questions(questions: list[QuestionTask], where: Where) -> tuple[str, str, list[Checked]]:
-    """Each question's reference program, run and its printed answer checked."""
-    environment = with_libraries(questions, where.wheels).libraries[questions[0].id]
-    with question_sandbox(questions, environment, _policy(QUESTION, where)) as sandbox:
-        checked = [
-            Checked(
-                c.task_id,
-                Verdict(Outcome.PASSED if c.correct else Outcome.FAILED, gate=None, detail=c.why),
-                None,
-            )
-            for c in check_question_references(questions, sandbox)
-        ]
-        return sandbox.isolation, "program", checked

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from codetrial.errors import ConfigError
-from codetrial.records import GenerationOptions
+from codetrial.records import GenerationOptions, labelled
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
 DEFAULT_OPENAI_URL = "http://127.0.0.1:8000/v1"
@@ -75,11 +75,6 @@ class Endpoints(BaseModel):
     request_timeout_s: float = 600.0
 
 
-def mode_label(model: str, mode: str) -> str:
-    """What a model's answers to questions in one mode are stored under."""
-    return f"{model} ({mode})"
-
-
 class RunConfig(BaseModel):
     """Every condition of a run; defaults are the fixed conditions of the seed experiment."""
 
@@ -100,7 +95,9 @@ class RunConfig(BaseModel):
     gate_profile: str = "builtins-only"
     edit_format: str | None = None  # how workspace tasks are answered; None without any
     prompt_profile: str | None = None  # how benchmark tasks are first asked; None without any
-    modes: list[str] = []  # how questions are answered (see codetrial.interpret); [] without any
+    modes: list[
+        str
+    ] = []  # how questions are answered (see codetrial.kinds.question); [] without any
     packages: list[str] = []  # the libraries every task may import, instead of its own
     repos: Path | None = None  # the clones repository tasks are checked out from
     wheels: Path | None = None  # where their package environments are built from
@@ -128,12 +125,12 @@ class RunConfig(BaseModel):
 
     @property
     def labels(self) -> list[str]:
-        """What attempts are stored under: each model, or for questions each model in
-        each mode (see `mode_label`)."""
+        """What attempts are shown under: each model, or for questions each model in
+        each mode (see `labelled`)."""
         return [label for model in self.models for label in self.labels_of(model)]
 
     def labels_of(self, model: str) -> list[str]:
-        return [mode_label(model, mode) for mode in self.modes] if self.modes else [model]
+        return [labelled(model, mode) for mode in self.modes] if self.modes else [model]
 
     def options(self, sample: int = 0) -> GenerationOptions:
         """Sample i is drawn with seed + i, so samples differ yet replay exactly."""

@@ -218,12 +218,13 @@ def one_version_each(environments: Sequence[Environment]) -> None:
 class Prepared:
     """What a run's tasks need before they are judged: where its repository tasks
     come from (None when there are none), every task's environment (task id -> it,
-    for the manifest), and those of the function tasks and questions that import
-    libraries."""
+    for the manifest), those of the function tasks and questions that import
+    libraries, and the files questions ask about, shown read-only to programs."""
 
     repositories: Repositories | None
     environments: dict[str, Environment]
     libraries: dict[str, Environment]
+    inputs: tuple[Path, ...] = ()
 
 
 def for_repositories(

@@ -6,28 +6,30 @@
 
 What a task is asked, how a response becomes a candidate and how that is judged, and
 what a repair is asked, are its kind's (see `codetrial.kinds`): the loop asks the
-kind. The model writes on this thread while finished candidates are judged on the
-pool's threads, so generation and execution overlap.
+kind. A verdict may ask the model one more thing before it is final (a question's
+program ran: what is the answer?); the model's reply goes back to the kind, in the
+same try. The model writes on this thread while finished candidates are judged on the
+pool's threads, so generation and execution overlap. Questions are asked once in each
+of the run's modes, each its own pass of the loop.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import time
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from codetrial.config import RunConfig
 from codetrial.errors import BackendError, BackendUnavailable, ConfigError, Interrupted
 from codetrial.gate import Profile, get_profile
 from codetrial.harden.efficiency import measure as measure_efficiency
-from codetrial.interpret import question_sandbox, run_questions
-from codetrial.interpret.loop import system as interpret_system
-from codetrial.kinds import Asked, kind_of, suite_kind
+from codetrial.kinds import Asked, Suite, kind_of
 from codetrial.localize import Localized
 from codetrial.models import Backend, create_backend
 from codetrial.models.base import continues_replies, decodes_together, generate_samples
@@ -47,31 +49,45 @@ from codetrial.runs import Run
 from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest
 from codetrial.store.manifest import with_environments
-from codetrial.tasks import AnyTask, JudgedTask, QuestionTask, Task
+from codetrial.tasks import AnyTask, Task
 from codetrial.verdict.pool import JudgePool, infrastructure_failure, verdict_of
 
 Progress = Callable[[AttemptRecord], None]
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
 
 
+def system_of(config: RunConfig, profile: Profile, pool: JudgePool, task: AnyTask) -> Message:
+    """The system message of a try at `task`, under the gate profile it is judged by
+    in `pool`, given the run's `profile`."""
+    libraries = pool.libraries_of(task)
+    return kind_of(task).system(config, pool.profile_for(task, profile), libraries)
+
+
 @dataclass(frozen=True)
 class Trial:
-    """Everything a trial needs besides the tasks and the backend."""
+    """Everything a trial needs besides the tasks and the backend; `mode`: how
+    questions are answered in it (None for other tasks)."""
 
     config: RunConfig
     profile: Profile
     pool: JudgePool
     store: RunStore
     views: Mapping[str, Localized] = field(default_factory=dict)  # task id -> what is shown
+    mode: str | None = None
 
-    def asked(self, task: JudgedTask) -> Asked:
-        return Asked.under(self.config, self.profile, self.views.get(task.id))
+    def repairs(self, task: AnyTask) -> int:
+        return kind_of(task).repairs(self.config, self.mode)
 
-    def system(self, task: JudgedTask) -> Message:
-        """The system message of a try, under the gate profile `task` is judged by."""
-        return kind_of(task).system(self.config, self.pool.profile_for(task, self.profile))
+    def asked(self, task: AnyTask, attempt: int = 0) -> Asked:
+        """How `task` is asked and judged at `attempt`."""
+        asked = Asked.under(self.config, self.profile, self.views.get(task.id))
+        last = attempt >= self.repairs(task)
+        return dataclasses.replace(asked, mode=self.mode, last=last, inputs=self.pool.inputs)
 
-    def opening(self, task: JudgedTask, continues: bool) -> list[Message]:
+    def system(self, task: AnyTask) -> Message:
+        return system_of(self.config, self.profile, self.pool, task)
+
+    def opening(self, task: AnyTask, continues: bool) -> list[Message]:
         """The messages of a task's first try, for a backend that `continues` a
         reply's start or not."""
         return kind_of(task).opening(task, self.asked(task), self.system(task), continues)
@@ -80,51 +96,65 @@ class Trial:
 @dataclass(frozen=True)
 class Job:
     """One generation to make: a task's sample, at an attempt, with its prompt; for a
-    workspace task, `workspace` is its files as the previous try left them."""
+    workspace task, `workspace` is its files as the previous try left them; a job
+    that `follows` a judged try is the model's reply to what its verdict asks."""
 
-    task: JudgedTask
+    task: AnyTask
     sample: int
     attempt: int
     messages: Sequence[Message]
     workspace: dict[str, str] | None = None
+    follows: Awaiting | None = None
 
 
 @dataclass(frozen=True)
 class Judging:
+    """A try being judged, since `started`, after `spent` seconds judging it before."""
+
     job: Job
     generation: Generation
     candidate: Candidate
     started: float
+    spent: float = 0.0
+
+
+@dataclass(frozen=True)
+class Awaiting:
+    """A judged try whose verdict awaits the model's reply to what it asks."""
+
+    judging: Judging
+    verdict: Verdict
+    spent: float
 
 
 def record(
+    trial: Trial,
     backend: Backend,
     job: Job,
-    generation: Generation,
-    candidate: Candidate,
+    judging: Judging,
     verdict: Verdict,
-    execution_s: float,
 ) -> AttemptRecord:
     return AttemptRecord.judged(
         verdict,
-        candidate,
+        judging.candidate,
         model=backend.name,
+        mode=trial.mode,
         task_id=job.task.id,
         sample=job.sample,
         attempt=job.attempt,
         messages=job.messages,
-        generation=generation,
-        execution_s=execution_s,
+        generation=judging.generation,
+        execution_s=judging.spent + time.monotonic() - judging.started,
     )
 
 
-def first_jobs(trial: Trial, tasks: Sequence[JudgedTask], backend: Backend) -> deque[list[Job]]:
+def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> deque[list[Job]]:
     """Every (task, sample) chain still to do, in units generated at once: a task's
     first attempts when the backend decodes a prompt's samples together, else one job
     each. Stored attempts are never redone, except infrastructure failures, which say
     nothing about the model."""
     stored: dict[tuple[str, int], AttemptRecord] = {}
-    for r in trial.store.attempts(backend.name):
+    for r in trial.store.attempts(backend.name, trial.mode):
         if r.outcome is not Outcome.INFRA_ERROR:
             stored[(r.task_id, r.sample)] = r
     jobs: list[Job] = []
@@ -134,7 +164,7 @@ def first_jobs(trial: Trial, tasks: Sequence[JudgedTask], backend: Backend) -> d
             previous = stored.get((task.id, sample))
             if previous is None:
                 jobs.append(Job(task, sample, 0, trial.opening(task, continues)))
-            elif needs_repair(previous, trial.config.repair_attempts):
+            elif needs_repair(previous, trial.repairs(task)):
                 jobs.append(_repair_job(trial, task, previous))
     if not decodes_together(backend, trial.config.samples):
         return deque([job] for job in jobs)
@@ -152,45 +182,71 @@ def generations_for(trial: Trial, backend: Backend, unit: list[Job]) -> list[Gen
     the run's samples, whichever of them the unit lacks, so that a resumed run draws
     exactly what an uninterrupted one drew."""
     first = unit[0]
-    if first.attempt > 0 or not decodes_together(backend, trial.config.samples):
+    alone = first.attempt > 0 or first.follows is not None
+    if alone or not decodes_together(backend, trial.config.samples):
         return [backend.generate(first.messages, trial.config.options(first.sample))]
     options = [trial.config.options(sample) for sample in range(trial.config.samples)]
     drawn = generate_samples(backend, first.messages, options)
     return [drawn[job.sample] for job in unit]
 
 
-def _repair_job(trial: Trial, task: JudgedTask, previous: AttemptRecord) -> Job:
-    messages = kind_of(task).repair(task, trial.asked(task), trial.system(task), previous)
+def _repair_job(trial: Trial, task: AnyTask, previous: AttemptRecord) -> Job:
+    asked = trial.asked(task, previous.attempt + 1)
+    messages = kind_of(task).repair(task, asked, trial.system(task), previous)
     return Job(task, previous.sample, previous.attempt + 1, messages, previous.files)
 
 
+def _reply_job(awaiting: Awaiting) -> Job:
+    """The job of the model's reply to what `awaiting`'s verdict asks."""
+    job, asks = awaiting.judging.job, awaiting.verdict.asks or ""
+    said = Message("assistant", awaiting.judging.generation.text)
+    messages = [*job.messages, said, Message("user", asks)]
+    return dataclasses.replace(job, messages=messages, follows=awaiting)
+
+
+def _judged(trial: Trial, job: Job, generation: Generation) -> tuple[Judging, Future[Verdict]]:
+    """A generation's try, and its verdict to come: the candidate in it judged, or, for
+    a reply to what a verdict asked, that verdict made final."""
+    started, task = time.monotonic(), job.task
+    kind = kind_of(task)
+    if job.follows is None:
+        asked = trial.asked(task, job.attempt)
+        candidate, future = kind.respond(trial.pool, task, generation.text, asked, job.workspace)
+        return Judging(job, generation, candidate, started), future
+    before = job.follows
+    final: Future[Verdict] = Future()
+    final.set_result(kind.answered(task, before.verdict, generation.text))
+    joined = before.judging.generation.then(generation)
+    return Judging(job, joined, before.judging.candidate, started, before.spent), final
+
+
 def run_backend(
-    trial: Trial, tasks: Sequence[JudgedTask], backend: Backend, progress: Progress
+    trial: Trial, tasks: Sequence[AnyTask], backend: Backend, progress: Progress
 ) -> None:
     """Generate on this thread, judge on the pool; a failed attempt with feedback
-    queues its repair at the front. A failed request is an infra_error attempt; when
-    the backend becomes unreachable or refuses the run's requests (BackendUnavailable,
-    BackendRefused), generation stops and what is being judged is still stored before
-    the error goes up; whatever else stops it (an interrupt during a generation) stores
-    the attempts judged by then."""
+    queues its repair at the front, and a verdict that asks the model something queues
+    that. A failed request is an infra_error attempt; when the backend becomes
+    unreachable or refuses the run's requests (BackendUnavailable, BackendRefused),
+    generation stops and what is being judged is still stored before the error goes
+    up; whatever else stops it (an interrupt during a generation) stores the attempts
+    judged by then."""
     jobs = first_jobs(trial, tasks, backend)
     in_flight: dict[Future[Verdict], Judging] = {}
     limit = 2 * trial.pool.workers
     unavailable: BackendUnavailable | None = None
 
-    def keep(future: Future[Verdict]) -> tuple[Judging, AttemptRecord]:
-        judging = in_flight.pop(future)
-        stored = record(
-            backend,
-            judging.job,
-            judging.generation,
-            judging.candidate,
-            verdict_of(future),
-            time.monotonic() - judging.started,
-        )
-        trial.store.save(judging.job.task, stored)
+    def keep(judging: Judging, verdict: Verdict) -> None:
+        job = judging.job
+        if verdict.asks is not None:
+            spent = judging.spent + time.monotonic() - judging.started
+            if unavailable is None:
+                jobs.appendleft([_reply_job(Awaiting(judging, verdict, spent))])
+            return
+        stored = record(trial, backend, job, judging, verdict)
+        trial.store.save(job.task, stored, verdict.written)
         progress(stored)
-        return judging, stored
+        if needs_repair(stored, trial.repairs(job.task)) and unavailable is None:
+            jobs.appendleft([_repair_job(trial, job.task, stored)])
 
     try:
         while jobs or in_flight:
@@ -205,47 +261,33 @@ def run_backend(
                 except BackendError as exc:
                     for job in unit:
                         failed = Generation("", None, None, 0.0)
-                        stored = record(
-                            backend,
-                            job,
-                            failed,
-                            Candidate("", None),
-                            infrastructure_failure(str(exc)),
-                            0.0,
-                        )
-                        trial.store.save(job.task, stored)
-                        progress(stored)
+                        judging = Judging(job, failed, Candidate("", None), time.monotonic())
+                        keep(judging, infrastructure_failure(str(exc)))
                     continue
                 for job, generation in zip(unit, generations, strict=True):
-                    candidate, future = kind_of(job.task).respond(
-                        trial.pool,
-                        job.task,
-                        generation.text,
-                        trial.asked(job.task),
-                        job.workspace,
-                    )
-                    in_flight[future] = Judging(job, generation, candidate, time.monotonic())
+                    judging, future = _judged(trial, job, generation)
+                    in_flight[future] = judging
                 done = {f for f in in_flight if f.done()}
             else:
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for future in done:
-                judging, stored = keep(future)
-                if needs_repair(stored, trial.config.repair_attempts) and unavailable is None:
-                    jobs.appendleft([_repair_job(trial, judging.job.task, stored)])
+                keep(in_flight.pop(future), verdict_of(future))
     finally:
         for future in [f for f in in_flight if f.done()]:
-            keep(future)
+            keep(in_flight.pop(future), verdict_of(future))
     if unavailable is not None:
         raise unavailable
 
 
 def run_trial(
-    trial: Trial, tasks: Sequence[JudgedTask], backends: Sequence[Backend], progress: Progress
+    trial: Trial, tasks: Sequence[AnyTask], backends: Sequence[Backend], progress: Progress
 ) -> list[TaskResult]:
-    """Every task and sample for every model; BackendUnavailable (and so BackendRefused)
-    stops the run, resumably."""
+    """Every task and sample for every model (for questions, in each of the run's
+    modes); BackendUnavailable (and so BackendRefused) stops the run, resumably."""
     for backend in backends:
-        run_backend(trial, tasks, backend, progress)
+        modes: list[str | None] = [*trial.config.modes] or [None]
+        for mode in modes:
+            run_backend(dataclasses.replace(trial, mode=mode), tasks, backend, progress)
     return trial.store.task_results()
 
 
@@ -280,7 +322,7 @@ def _check_resumable(store: RunStore, backends: list[Backend]) -> None:
 
 def conduct(
     config: RunConfig,
-    tasks: Sequence[AnyTask],
+    tasks: Suite[Any],
     run_dir: Path,
     *,
     resume: bool,
@@ -294,26 +336,14 @@ def conduct(
     unreachable model (BackendUnavailable) or an interrupt stops the run resumably,
     with the command that resumes it."""
     profile = get_profile(config.gate_profile)
-    policy = SandboxPolicy.of(config)
-    kind = suite_kind(tasks)
+    kind = tasks.kind
     prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial run")
     shown = kind.views(tasks, config)
     with contextlib.ExitStack() as resources:
         backends = _backends(config, opened, resources)
-        if kind.interpreted:
-            questions = cast(list[QuestionTask], tasks)
-            environment = prepared.libraries[questions[0].id]
-            sandbox = resources.enter_context(question_sandbox(questions, environment, policy))
-            if profile.rules:
-                profile = profile.allowing(environment.modules)
-            isolation, system = sandbox.isolation, interpret_system(environment.modules)
-            bwrap = sandbox.bwrap.as_dict() if sandbox.bwrap else {}
-        else:
-            pool = resources.enter_context(
-                JudgePool(config.workers, policy, prepared.repositories, prepared.libraries)
-            )
-            isolation, bwrap = pool.isolation, pool.bwrap
-            system = kind.system(config, pool.profile_for(tasks[0], profile))
+        pool = resources.enter_context(
+            JudgePool.for_tasks(config.workers, SandboxPolicy.of(config), prepared)
+        )
         if resume:
             store = resources.enter_context(RunStore.open(run_dir))
             _check_resumable(store, backends)
@@ -325,9 +355,9 @@ def conduct(
                 tasks,
                 backends={b.name: b.conditions() for b in backends},
                 prompts=template_hashes(kind.templates(config)),
-                system_prompt=system.content,
-                isolation=isolation,
-                bwrap=bwrap,
+                system_prompt=system_of(config, profile, pool, tasks[0]).content,
+                isolation=pool.isolation,
+                bwrap=pool.bwrap,
             )
             notes = {task_id: view.note for task_id, view in shown.items()}
             store = resources.enter_context(
@@ -336,23 +366,11 @@ def conduct(
         progress.start(store.run_dir, len(tasks) * len(config.labels) * config.samples)
         resume_with = f"codetrial run --resume {store.run_dir}"
         try:
-            if kind.interpreted:
-                run_questions(
-                    questions,
-                    backends,
-                    config=config,
-                    sandbox=sandbox,
-                    profile=profile,
-                    libraries=environment.modules,
-                    store=store,
-                    progress=progress.advance,
-                )
-            else:
-                trial = Trial(config, profile, pool, store, shown)
-                run_trial(trial, cast(list[JudgedTask], tasks), backends, progress.advance)
-                if config.efficiency:
-                    measured = cast(list[Task], tasks) if kind.measures_efficiency else []
-                    measure_efficiency(store, measured, pool)
+            trial = Trial(config, profile, pool, store, shown)
+            run_trial(trial, tasks, backends, progress.advance)
+            if config.efficiency:
+                measured = cast(list[Task], tasks) if kind.measures_efficiency else []
+                measure_efficiency(store, measured, pool)
         except BackendUnavailable as exc:  # BackendRefused too, keeping its class and exit code
             report = Run(store.run_dir).report()
             raise type(exc)(

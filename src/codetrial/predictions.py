@@ -8,19 +8,19 @@ predicted one attempt. Instances it did not predict are counted, not judged.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
 from codetrial.errors import TaskFormatError
-from codetrial.kinds import tasks_of
+from codetrial.kinds import load_suite
 from codetrial.kinds.repository import REPOSITORY, judged
 from codetrial.records import AttemptRecord, Candidate
 from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.manifest import with_environments
-from codetrial.tasks import RepositoryTask, load_suite
+from codetrial.tasks import RepositoryTask
 from codetrial.tasks.jsonl import JsonLines
 from codetrial.verdict.pool import JudgePool, verdict_of
 
@@ -32,7 +32,7 @@ def is_predictions(lines: JsonLines) -> bool:
     return "model_patch" in lines.first
 
 
-def read_predictions(lines: JsonLines, tasks: list[RepositoryTask]) -> Predictions:
+def read_predictions(lines: JsonLines, tasks: Sequence[RepositoryTask]) -> Predictions:
     """Every model's patch per instance; a TaskFormatError names the line and field."""
     known = {t.id for t in tasks}
     found: Predictions = {}
@@ -75,7 +75,7 @@ def judge_predictions(
     progress: Callable[[AttemptRecord], None] = lambda record: None,
 ) -> Path:
     """Judge predictions into a new run directory; the directory."""
-    tasks = tasks_of(REPOSITORY, load_suite(job.suite, None, job.data), "codetrial evaluate")
+    tasks = load_suite(job.suite, None, job.data).only(REPOSITORY, "codetrial evaluate")
     predictions = read_predictions(job.predictions, tasks)
     prepared = REPOSITORY.prepare(tasks, job.repos, job.wheels, "codetrial evaluate")
     config = RunConfig.validated(

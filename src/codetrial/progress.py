@@ -85,7 +85,7 @@ class Bar:
             advance=int(record.attempt == 0),
             passes=self.passes,
             rate=rate,
-            description=f"{record.model} · {record.task_id}",
+            description=f"{record.label} · {record.task_id}",
         )
 
 

@@ -6,7 +6,7 @@ what the store saves and loads.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
@@ -83,6 +83,20 @@ class Generation:
     logprob_sum: float | None = None
     logprob_tokens: int | None = None
     memory_kb: int | None = None  # the model's process's resident memory after it, if known
+
+    def then(self, reply: Generation) -> Generation:
+        """This generation and the `reply` that followed it in one try, as one: this
+        one's text, the tokens and seconds of both, the memory after the reply."""
+        prompt = (self.prompt_tokens, reply.prompt_tokens)
+        completion = (self.completion_tokens, reply.completion_tokens)
+        return Generation(
+            text=self.text,
+            prompt_tokens=None if None in prompt else sum(p or 0 for p in prompt),
+            completion_tokens=None if None in completion else sum(c or 0 for c in completion),
+            duration_s=self.duration_s + reply.duration_s,
+            finish_reason=self.finish_reason,
+            memory_kb=reply.memory_kb,
+        )
 
 
 @dataclass(frozen=True)
@@ -166,6 +180,9 @@ class Verdict:
     feedback: str | None = None
     phases: tuple[tuple[str, float], ...] = ()  # wall seconds of the judging's parts
     usage: Usage | None = None  # None when a run was stopped before it could be measured
+    program: ProgramRecord | None = None  # a question's round: what its program left
+    written: Mapping[str, bytes] = field(default_factory=dict)  # the files it wrote
+    asks: str | None = None  # what the model is asked next, before the verdict is final
 
 
 class ProgramRecord(BaseModel):
@@ -189,13 +206,21 @@ class ProgramRecord(BaseModel):
     check: str = ""
 
 
+def labelled(model: str, mode: str | None) -> str:
+    """What a model's attempts are shown under: its name, and for questions the mode
+    they were answered in."""
+    return model if mode is None else f"{model} ({mode})"
+
+
 class AttemptRecord(BaseModel):
     """One generation and its verdict, as stored. Attempt 0 is the first try. What
-    was judged is the candidate's (see Candidate): `code`, `files` or `patch`."""
+    was judged is the candidate's (see Candidate): `code`, `files` or `patch`. A
+    question's round has the `mode` it was answered in."""
 
     model_config = ConfigDict(frozen=True)
 
     model: str
+    mode: str | None = None
     task_id: str
     attempt: int
     sample: int = 0
@@ -229,6 +254,10 @@ class AttemptRecord(BaseModel):
         return self.outcome is Outcome.PASSED
 
     @property
+    def label(self) -> str:
+        return labelled(self.model, self.mode)
+
+    @property
     def mean_logprob(self) -> float | None:
         """The response's length-normalised log-likelihood, when the backend gave one."""
         if self.logprob_sum is None or not self.logprob_tokens:
@@ -245,6 +274,7 @@ class AttemptRecord(BaseModel):
         task_id: str,
         sample: int,
         attempt: int = 0,
+        mode: str | None = None,
         messages: Sequence[Message] = (),
         generation: Generation | None = None,
         execution_s: float = 0.0,
@@ -253,6 +283,7 @@ class AttemptRecord(BaseModel):
         gate = verdict.gate
         return cls(
             model=model,
+            mode=mode,
             task_id=task_id,
             sample=sample,
             attempt=attempt,
@@ -279,12 +310,14 @@ class AttemptRecord(BaseModel):
             logprob_sum=generation.logprob_sum if generation else None,
             logprob_tokens=generation.logprob_tokens if generation else None,
             model_memory_kb=generation.memory_kb if generation else None,
+            program=verdict.program,
         )
 
 
 @dataclass(frozen=True)
 class TaskResult:
-    """One sample's first attempt and the repairs that followed it."""
+    """One sample's first attempt and the repairs that followed it; `model` is what
+    they are shown under (see `labelled`)."""
 
     model: str
     task_id: str

@@ -17,7 +17,7 @@ from pathlib import Path
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
-from codetrial.kinds import Asked, kind_of, stored_tasks, suite_kind
+from codetrial.kinds import Asked, kind_of, stored_tasks
 from codetrial.localize import Localized
 from codetrial.records import AttemptRecord, Outcome, TestResult, Verdict
 from codetrial.sandbox import SandboxPolicy
@@ -119,15 +119,14 @@ def rerun(
     left: dict[tuple[str, str, int], dict[str, str] | None] = {}  # a chain's files so far
     for record in store.attempts():
         stage = _stage(record)
-        tally = tallies.setdefault((record.model, stage), Tally(record.model, stage))
-        chain = (record.model, record.task_id, record.sample)
+        tally = tallies.setdefault((record.label, stage), Tally(record.label, stage))
+        chain = (record.label, record.task_id, record.sample)
         before = left.get(chain)
         if record.files is not None:
             left[chain] = record.files
         task = by_id.get(record.task_id)
         future = None
         if record.outcome is not Outcome.INFRA_ERROR and task is not None:
-            # None for a kind whose attempts are not re-judged: a question's rounds
             future = kind_of(task).rejudge(pool, task, record, asked[task.id], before)
         if future is None:
             tally.not_rejudged += 1
@@ -136,14 +135,14 @@ def rerun(
     differences = []
     for record, future in pending:
         verdict = verdict_of(future)
-        tally = tallies[(record.model, _stage(record))]
+        tally = tallies[(record.label, _stage(record))]
         tally.judged += 1
         if same_verdict(record, verdict):
             tally.identical += 1
         else:
             differences.append(
                 Difference(
-                    model=record.model,
+                    model=record.label,
                     task_id=record.task_id,
                     sample=record.sample,
                     attempt=record.attempt,
@@ -185,10 +184,10 @@ def rejudge(
         except ValueError as exc:
             raise ConfigError(f"invalid limit: {exc}") from exc
         tasks = stored_tasks(config, store.manifest.task_sha256, run_dir)
-        kind = suite_kind(tasks)
+        kind = tasks.kind
         profile = get_profile(kind.gate(config.suite, tasks, gate or config.gate_profile))
         prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial rerun")
         shown = kind.views(tasks, config)
         policy = SandboxPolicy(limits, unsafe_host_exec)
-        with JudgePool(workers, policy, prepared.repositories, prepared.libraries) as pool:
+        with JudgePool.for_tasks(workers, policy, prepared) as pool:
             return rerun(store, profile, pool, tasks, shown)

@@ -11,7 +11,7 @@ likelihood ("logprob_sum" with "logprob_tokens", or "mean_logprob") for selectio
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,13 +20,13 @@ from codetrial.config import RunConfig
 from codetrial.errors import TaskFormatError
 from codetrial.executors import Sample, executor
 from codetrial.harden.efficiency import measure as measure_efficiency
-from codetrial.kinds import tasks_of
+from codetrial.kinds import load_suite
 from codetrial.kinds.function import FUNCTION
 from codetrial.records import AttemptRecord, Candidate, Outcome, Verdict
 from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest, new_run_id
 from codetrial.store.artifacts import write_atomic
-from codetrial.tasks import Task, load_suite
+from codetrial.tasks import Task
 from codetrial.tasks.jsonl import JsonLines, read_jsonl
 from codetrial.verdict.pool import JudgePool
 
@@ -59,7 +59,7 @@ def _codet_lines(record: dict[str, Any], task: Task) -> list[Sample]:
 
 def read_samples(
     lines: Iterable[tuple[str, dict[str, Any]]],
-    tasks: list[Task],
+    tasks: Sequence[Task],
     prompts: dict[str, str] | None = None,
 ) -> list[Sample]:
     """(line, task, program) per sample; a TaskFormatError names the line and field.
@@ -122,7 +122,7 @@ def judge_samples(
     and the number of samples before any judging, `progress` of each attempt as it is
     stored."""
     samples, suite, data, workers = job.samples, job.suite, job.data, job.workers
-    tasks = tasks_of(FUNCTION, load_suite(suite, None, data), "codetrial evaluate")
+    tasks = load_suite(suite, None, data).only(FUNCTION, "codetrial evaluate")
     items = read_samples(samples.items, tasks, prompt_map(job.prompts) if job.prompts else None)
     model = f"samples/{samples.name}"
     per_task: dict[str, int] = {}

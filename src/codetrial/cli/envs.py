@@ -14,8 +14,7 @@ from codetrial import environments
 from codetrial.cli.options import DataFile, Packages, Requirements, Wheels, packages_of
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
-from codetrial.kinds import kind_of
-from codetrial.tasks import load_suite
+from codetrial.kinds import kind_of, load_suite
 
 
 def _wanted(suite: str, data: Path | None) -> dict[tuple[str, ...], list[str]]:

@@ -13,9 +13,8 @@ from codetrial.cli.options import DataFile, UnsafeHostExec, Workers
 from codetrial.cli.views import console
 from codetrial.harden.suite import harden as harden_tasks
 from codetrial.harden.suite import hardenable, write_suite
-from codetrial.kinds import tasks_of
+from codetrial.kinds import load_suite
 from codetrial.kinds.function import FUNCTION
-from codetrial.tasks import load_suite
 
 
 def harden(
@@ -33,7 +32,7 @@ def harden(
     """Write SUITE-hard: each task with a reference keeps its tests and gains hidden
     tests on generated inputs (type-aware mutation of its tests' inputs, and
     Hypothesis), expected outputs from the reference run in the sandbox."""
-    loaded = tasks_of(FUNCTION, load_suite(suite, task or None, data), "codetrial harden")
+    loaded = load_suite(suite, task or None, data).only(FUNCTION, "codetrial harden")
     hardened = harden_tasks(
         loaded,
         tests=tests,

@@ -12,10 +12,10 @@ from codetrial.cli.options import DataFile, Json, UnsafeHostExec, Workers
 from codetrial.cli.views import console, print_json
 from codetrial.harden.audit import AUDIT_TIMEOUT_S, TaskAudit
 from codetrial.harden.audit import audit as run_audit
-from codetrial.kinds import kind_of, tasks_of
+from codetrial.kinds import kind_of, load_suite
 from codetrial.kinds.function import FUNCTION
 from codetrial.records import Visibility
-from codetrial.tasks import AnyTask, known_suites, load_suite
+from codetrial.tasks import AnyTask, known_suites
 
 
 def _row(task: AnyTask) -> tuple[str, ...]:
@@ -42,7 +42,7 @@ def tasks(
     tests kill, with every surviving mutant's diff."""
     loaded = load_suite(suite, task or None, data)
     if audit:
-        functions = tasks_of(FUNCTION, loaded, "codetrial tasks --audit")
+        functions = loaded.only(FUNCTION, "codetrial tasks --audit")
         audited = run_audit(functions, workers, timeout, unsafe_host_exec)
         if json:
             print_json([a.as_dict() for a in audited])

@@ -6,11 +6,10 @@ from codetrial.kinds.base import (
     Asked,
     Kind,
     KindedTask,
+    Suite,
     kind_of,
     load_suite,
     stored_tasks,
-    suite_kind,
-    tasks_of,
 )
 
 KINDS.declare("function", "codetrial.kinds.function")
@@ -23,9 +22,8 @@ __all__ = [
     "Asked",
     "Kind",
     "KindedTask",
+    "Suite",
     "kind_of",
     "load_suite",
     "stored_tasks",
-    "suite_kind",
-    "tasks_of",
 ]

@@ -16,11 +16,11 @@ A task names its kind (`task.kind`, a class attribute); `KINDS` maps that name t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, overload
 
 from codetrial import environments
 from codetrial.config import RunConfig, ShapeDefaults
@@ -32,7 +32,6 @@ from codetrial.localize import Localized
 from codetrial.prompts import judged_by_definitions
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict
 from codetrial.registry import Registry
-from codetrial.tasks import AnyTask
 from codetrial.tasks import load_suite as load_tasks
 from codetrial.verdict.pool import JudgePool
 
@@ -54,19 +53,25 @@ class KindedTask(Protocol):
 
 
 T = TypeVar("T", bound=KindedTask)
+U = TypeVar("U", bound=KindedTask)
 
 
 @dataclass(frozen=True)
 class Asked:
     """How a task is asked and judged: the run's gate `profile`, the `edit_format`, the
-    prompt profile, the `view` of a task not shown whole, and whether a function's
-    candidate is its definitions alone."""
+    prompt profile, the `view` of a task not shown whole, whether a function's
+    candidate is its definitions alone, the `mode` a question is answered in, whether
+    this try is the `last` (no repair follows it), and where the sandbox shows the
+    run's input files (`inputs`: name -> path)."""
 
     profile: Profile
     edit_format: EditFormat
     prompt_profile: str | None = None
     view: Localized | None = None
     definitions_only: bool = False
+    mode: str | None = None
+    last: bool = False
+    inputs: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     @classmethod
     def of(
@@ -101,7 +106,7 @@ class Kind(Generic[T]):
     commands: ClassVar[str]  # the commands that take its tasks, in a message
     defaults: ClassVar[ShapeDefaults]
     edits: ClassVar[bool] = False  # answered in an edit format
-    interpreted: ClassVar[bool] = False  # asked through the interpreter loop, in --mode
+    modes: ClassVar[tuple[str, ...]] = ()  # the ways its tasks may be answered (--mode)
     takes_packages: ClassVar[bool] = False  # --packages replaces its libraries
     measures_efficiency: ClassVar[bool] = False
 
@@ -151,8 +156,13 @@ class Kind(Generic[T]):
         """What the manifest keeps of `task` besides its digest: manifest field -> entry."""
         return {}
 
-    def system(self, config: RunConfig, profile: Profile) -> Message:
-        """The system message of a try, under the gate `profile` its task is judged by."""
+    def repairs(self, config: RunConfig, mode: str | None) -> int:
+        """How many repairs may follow a first try under `config`, in `mode`."""
+        return config.repair_attempts
+
+    def system(self, config: RunConfig, profile: Profile, libraries: Sequence[str]) -> Message:
+        """The system message of a try, under the gate `profile` its task is judged by,
+        its task importing `libraries` (top-level modules) besides the standard library."""
         raise self.elsewhere("a trial", config.suite, "tasks judged by tests")
 
     def opening(self, task: T, asked: Asked, system: Message, continues: bool) -> list[Message]:
@@ -168,8 +178,13 @@ class Kind(Generic[T]):
         workspace: dict[str, str] | None = None,
     ) -> tuple[Candidate, Future[Verdict]]:
         """The candidate in a response and its verdict to come; `workspace` is the
-        files as the try before left them."""
+        files as the try before left them. A verdict that `asks` the model something
+        is final once `answered`."""
         raise self.elsewhere("a trial", task.suite, "tasks judged by tests")
+
+    def answered(self, task: T, verdict: Verdict, reply: str) -> Verdict:
+        """`verdict`, which asked the model what it `asks`, final with its `reply`."""
+        raise NotImplementedError
 
     def repair(
         self, task: T, asked: Asked, system: Message, previous: AttemptRecord
@@ -215,7 +230,7 @@ def kind_of(task: KindedTask) -> Kind[Any]:
     return KINDS.get(task.kind)
 
 
-def suite_kind(tasks: Sequence[KindedTask], default: str = "function") -> Kind[Any]:
+def _one_kind(tasks: Sequence[KindedTask], default: str) -> Kind[Any]:
     """The one kind of `tasks` (`default`'s when there are none); a ConfigError when
     they mix kinds, which a run judges apart."""
     names = sorted({t.kind for t in tasks})
@@ -227,13 +242,42 @@ def suite_kind(tasks: Sequence[KindedTask], default: str = "function") -> Kind[A
     return KINDS.get(names[0] if names else default)
 
 
-def tasks_of(kind: Kind[T], tasks: Sequence[KindedTask], command: str) -> list[T]:
-    """`tasks`, for `command`, which takes tasks of `kind` only; a ConfigError says
-    which commands take them when they are of another kind."""
-    found = suite_kind(tasks, kind.name)
-    if found is not kind:
-        raise found.elsewhere(command, tasks[0].suite, kind.described)
-    return cast(list[T], list(tasks))
+class Suite(Sequence[T]):
+    """A suite's tasks, all of one `kind`, which it states: a sequence of its tasks,
+    any slice of which is a suite of that kind too."""
+
+    def __init__(self, name: str, kind: Kind[T], tasks: Iterable[T]) -> None:
+        self.name = name
+        self.kind = kind
+        self._tasks = tuple(tasks)
+
+    @classmethod
+    def of(cls, name: str, tasks: Sequence[KindedTask], default: str = "function") -> Suite[Any]:
+        """`tasks` as the suite `name`, of their one kind (`default`'s when there are
+        none); a ConfigError when they mix kinds, which a run judges apart."""
+        return Suite(name, _one_kind(tasks, default), tasks)
+
+    def only(self, kind: Kind[U], command: str) -> Suite[U]:
+        """This suite, for `command`, which takes tasks of `kind` only; a ConfigError
+        says which commands take its tasks when they are of another kind."""
+        if self.kind is not kind:
+            raise self.kind.elsewhere(command, self.name, kind.described)
+        return cast(Suite[U], self)
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+    @overload
+    def __getitem__(self, index: slice) -> Suite[T]: ...
+    def __getitem__(self, index: int | slice) -> T | Suite[T]:
+        if isinstance(index, slice):
+            return Suite(self.name, self.kind, self._tasks[index])
+        return self._tasks[index]
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def __repr__(self) -> str:
+        return f"Suite({self.name!r}, {self.kind.name}, {len(self)} tasks)"
 
 
 class Libraries(Protocol):
@@ -257,23 +301,23 @@ def load_suite(
     task_ids: list[str] | None = None,
     data: Path | None = None,
     packages: Sequence[str] = (),
-) -> list[AnyTask]:
-    """A suite's tasks (see `codetrial.tasks.load_suite`); with `packages`, tasks of a
-    kind that imports libraries import those instead of their own."""
-    tasks = load_tasks(name, task_ids, data)
+) -> Suite[Any]:
+    """A suite (see `codetrial.tasks.load_suite`); with `packages`, tasks of a kind
+    that imports libraries import those instead of their own."""
+    suite = Suite.of(name, load_tasks(name, task_ids, data))
     if not packages:
-        return tasks
-    kind = suite_kind(tasks)
+        return suite
+    kind = suite.kind
     if not kind.takes_packages:
         raise ConfigError(
             f"--packages is for function tasks and questions; suite {name!r} holds "
             f"{kind.described}, whose environments their files declare"
         )
     chosen = tuple(sorted(packages))
-    return [dataclasses.replace(cast(Any, t), packages=chosen) for t in tasks]
+    return Suite(name, kind, [dataclasses.replace(t, packages=chosen) for t in suite])
 
 
-def stored_tasks(config: RunConfig, digests: Mapping[str, str], run_dir: Path) -> list[AnyTask]:
+def stored_tasks(config: RunConfig, digests: Mapping[str, str], run_dir: Path) -> Suite[Any]:
     """The tasks of the run stored in `run_dir` under `config`, loaded again; a
     ConfigError when the spec or the tests of any changed since the run (`digests`:
     task id -> its digest then), whose results hold only for what it was judged by."""

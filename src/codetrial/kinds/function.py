@@ -69,7 +69,7 @@ class FunctionKind(Kind[Task]):
                 kept["test_hidden.py"] = "\n\n".join(t.source for t in hidden)
         return kept
 
-    def system(self, config: RunConfig, profile: Profile) -> Message:
+    def system(self, config: RunConfig, profile: Profile, libraries: Sequence[str]) -> Message:
         return system_message(profile.allowed, profile.forbidden)
 
     def opening(self, task: Task, asked: Asked, system: Message, continues: bool) -> list[Message]:

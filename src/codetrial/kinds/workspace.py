@@ -55,7 +55,7 @@ class Edited(Kind[T]):
     def templates(self, config: RunConfig) -> tuple[str, ...]:
         return (*WORKSPACE_TEMPLATES, f"edits/{config.edit_format}.md")
 
-    def system(self, config: RunConfig, profile: Profile) -> Message:
+    def system(self, config: RunConfig, profile: Profile, libraries: Sequence[str]) -> Message:
         return workspace_system(EDIT_FORMATS.get(config.edit_format or "whole").template)
 
 

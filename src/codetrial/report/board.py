@@ -103,7 +103,7 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
                 key = f"{r.task_id}@{manifest.task_sha256.get(r.task_id, '')[:12]}"
                 n, first, after = tasks.get(key, (0, 0, 0))
                 tasks[key] = (n + 1, first + r.first.passed, after + r.passed_after_repair)
-            used = [a for a in attempts if a.model == label]
+            used = [a for a in attempts if a.label == label]
             memory = [a.model_memory_kb for a in used if a.model_memory_kb is not None]
             declared = manifest.backends.get(model, {}).get("parameters", "")
             size = sizes.get(model, parse_size(declared))

@@ -11,8 +11,7 @@ from typing import Any
 
 import jinja2
 
-from codetrial.config import mode_label
-from codetrial.records import Outcome, TaskResult
+from codetrial.records import Outcome, TaskResult, labelled
 from codetrial.report.charts import (
     first_vs_repaired,
     judge_chart,
@@ -68,7 +67,7 @@ def figures(store: RunStore) -> Figures:
     results = store.task_results()
     efficiency = read_json(store.run_dir / EFFICIENCY, dict)
     labels = {
-        (model, mode): mode_label(model, mode) for model in config.models for mode in config.modes
+        (model, mode): labelled(model, mode) for model in config.models for mode in config.modes
     }
     return Figures(
         results=results,

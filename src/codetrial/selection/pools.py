@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 
 from codetrial.errors import ConfigError
-from codetrial.kinds import stored_tasks, tasks_of
+from codetrial.kinds import stored_tasks
 from codetrial.kinds.function import FUNCTION
 from codetrial.selection.evidence import Entry, Execution
 from codetrial.selection.learned import Signals
@@ -19,11 +19,8 @@ from codetrial.tasks import Task
 def chosen_tasks(store: RunStore, command: str, task_ids: Collection[str] = ()) -> list[Task]:
     """The run's function tasks, only those of `task_ids` when given; a ConfigError
     names any the run does not have."""
-    tasks = tasks_of(
-        FUNCTION,
-        stored_tasks(store.manifest.config, store.manifest.task_sha256, store.run_dir),
-        command,
-    )
+    stored = stored_tasks(store.manifest.config, store.manifest.task_sha256, store.run_dir)
+    tasks = list(stored.only(FUNCTION, command))
     if not task_ids:
         return tasks
     unknown = sorted(set(task_ids) - {t.id for t in tasks})

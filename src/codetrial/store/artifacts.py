@@ -61,17 +61,22 @@ def task_dir(run_dir: Path, model: str, task_id: str) -> Path:
     return run_dir / "generated_code" / slug(model) / slug(task_id)
 
 
-def write_attempt(run_dir: Path, task: AnyTask, record: AttemptRecord) -> None:
-    """The attempt's response, and the files its task's kind keeps of it."""
-    folder = task_dir(run_dir, record.model, task.id)
+def write_attempt(
+    run_dir: Path, task: AnyTask, record: AttemptRecord, written: Mapping[str, bytes] = {}
+) -> None:
+    """The attempt's response, the files its task's kind keeps of it, and those its
+    program `written`, when it ran one."""
+    folder = task_dir(run_dir, record.label, task.id)
     label = attempt_label(record.attempt, record.sample)
     write_atomic(folder / f"response_{label}.txt", record.raw_response)
     for path, text in kind_of(task).artifacts(task, record, label).items():
         write_atomic(folder / path, text)
+    if written:
+        write_outputs(folder / f"outputs_{label}", written)
 
 
 def outputs_dir(run_dir: Path, model: str, task_id: str, attempt: int, sample: int = 0) -> Path:
-    """Where the files a question's program wrote are kept."""
+    """Where the files a question's program wrote are kept (`model` with its mode)."""
     return task_dir(run_dir, model, task_id) / f"outputs_{attempt_label(attempt, sample)}"
 
 

@@ -26,8 +26,8 @@ from codetrial.kinds import kind_of
 from codetrial.tasks import AnyTask
 from codetrial.version import __version__
 
-SCHEMA_VERSION = 2
-READABLE = (1, SCHEMA_VERSION)
+SCHEMA_VERSION = 3
+READABLE = (1, 2, SCHEMA_VERSION)
 _NOT_A_MANIFEST = (
     "it was not written by codetrial or has been damaged; pass the folder that "
     "`codetrial run` printed, or re-run the trial"

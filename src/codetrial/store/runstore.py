@@ -7,15 +7,18 @@ in SQLite's `user_version`, as the manifest does in `schema_version`; 0, SQLite'
 default, marks a database written before stores carried a number.
 
 Schema 2 keeps a repository task's patch as its attempt's `patch`; schema 1 kept it as
-its `code`. A schema-1 run is read as schema 2, and when it is resumed its database
-and manifest say schema 2 from its first new attempt on.
+its `code`. Schema 3 keeps the mode a question was answered in as its attempt's
+`mode`, a column of the database and part of its key; schemas 1 and 2 folded it into
+the model's name ("embedded (fix)"). A run of an older schema is read as schema 3,
+and when it is resumed its database is rewritten in schema 3's layout, and it and the
+manifest say schema 3, before its first new attempt is stored.
 """
 
 from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,7 +27,7 @@ from pydantic import ValidationError
 from codetrial.config import problem
 from codetrial.errors import StoreError
 from codetrial.records import AttemptRecord, TaskResult
-from codetrial.store.artifacts import task_dir, write_atomic, write_attempt
+from codetrial.store.artifacts import write_atomic, write_attempt
 from codetrial.store.manifest import (
     READABLE,
     SCHEMA_VERSION,
@@ -38,18 +41,21 @@ from codetrial.tasks import AnyTask
 DB_NAME = "trial.sqlite"
 MANIFEST = "manifest.json"
 _SCHEMA = """
-CREATE TABLE IF NOT EXISTS attempts (
+CREATE TABLE attempts (
     model TEXT NOT NULL,
+    mode TEXT NOT NULL,
     task_id TEXT NOT NULL,
     sample INTEGER NOT NULL,
     attempt INTEGER NOT NULL,
     outcome TEXT NOT NULL,
     record TEXT NOT NULL,
     saved_at TEXT NOT NULL,
-    PRIMARY KEY (model, task_id, sample, attempt)
+    PRIMARY KEY (model, mode, task_id, sample, attempt)
 )
 """
-_COLUMNS = ["model", "task_id", "sample", "attempt", "outcome", "record", "saved_at"]
+_COLUMNS = ["model", "mode", "task_id", "sample", "attempt", "outcome", "record", "saved_at"]
+_COLUMNS_BEFORE = [c for c in _COLUMNS if c != "mode"]  # schemas 1 and 2
+_ROW = f"({', '.join('?' * len(_COLUMNS))})"
 
 
 def new_run_id(runs_dir: Path, suite: str) -> str:
@@ -82,13 +88,14 @@ def _database(path: Path, manifest: Manifest, new: bool) -> sqlite3.Connection:
         db.close()
         raise _unopenable(path, exc) from exc
     found = None
+    expected = _COLUMNS if version == SCHEMA_VERSION else _COLUMNS_BEFORE
     if version not in (0, *READABLE):  # 0: written before stores were numbered
         found = f"was written by codetrial store schema {version}"
-    elif columns != _COLUMNS:
+    elif columns != expected:
         found = (
-            f"has the attempts columns ({', '.join(columns) or 'no table'}), not store schema "
-            f"{SCHEMA_VERSION}'s, which are schema 1's (a run written before stores were "
-            "numbered counts as schema 1 only if its layout is schema 1's)"
+            f"has the attempts columns ({', '.join(columns) or 'no table'}), not those of "
+            f"store schema {version or 1} ({', '.join(expected)}; a run written before "
+            "stores were numbered counts as schema 1 only if its layout is schema 1's)"
         )
     if found is not None:
         db.close()
@@ -152,8 +159,10 @@ class RunStore:
         )
         write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2))
 
-    def save(self, task: AnyTask, record: AttemptRecord) -> None:
-        self.save_many([(task, record)])
+    def save(self, task: AnyTask, record: AttemptRecord, written: Mapping[str, bytes] = {}) -> None:
+        """One attempt, with the files its program `written` when it ran one."""
+        write_attempt(self.run_dir, task, record, written)
+        self.save_many([(task, record)], artifacts=False)
 
     def save_many(
         self, items: Sequence[tuple[AnyTask, AttemptRecord]], artifacts: bool = True
@@ -166,46 +175,41 @@ class RunStore:
             self._upgrade()
         with self._db:
             self._db.executemany(
-                "INSERT OR REPLACE INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        r.model,
-                        r.task_id,
-                        r.sample,
-                        r.attempt,
-                        r.outcome.value,
-                        r.model_dump_json(),
-                        now(),
-                    )
-                    for _, r in items
-                ],
+                f"INSERT OR REPLACE INTO attempts VALUES {_ROW}",
+                [(*_key(r), r.outcome.value, r.model_dump_json(), now()) for _, r in items],
             )
 
     def _upgrade(self) -> None:
-        """Mark an older run as of this schema before it takes a record written in it."""
-        with self._db:
-            self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        """An older run made one of this schema before it takes a record written in
+        it: its attempts rewritten as this schema reads them, in this schema's table,
+        in one transaction, and its manifest marked."""
+        columns = [row[1] for row in self._db.execute("PRAGMA table_info(attempts)")]
+        if columns != _COLUMNS:
+            rows = self._db.execute(f"SELECT {', '.join(_COLUMNS_BEFORE)} FROM attempts")
+            kept = [
+                (self._record(model, task_id, sample, attempt, text), saved_at)
+                for model, task_id, sample, attempt, _, text, saved_at in rows.fetchall()
+            ]
+            with self._db:
+                self._db.execute("DROP TABLE attempts")
+                self._db.execute(_SCHEMA)
+                self._db.executemany(
+                    f"INSERT INTO attempts VALUES {_ROW}",
+                    [(*_key(r), r.outcome.value, r.model_dump_json(), at) for r, at in kept],
+                )
+                self._db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         self.manifest = self.manifest.model_copy(update={"schema_version": SCHEMA_VERSION})
         write_atomic(self.run_dir / MANIFEST, self.manifest.model_dump_json(indent=2))
 
-    def discard(self, model: str, task_id: str) -> None:
-        """Forget a model's stored attempts at a task, and their artifacts: a chain
-        that is asked again from its start."""
-        with self._db:
-            self._db.execute(
-                "DELETE FROM attempts WHERE model = ? AND task_id = ?", (model, task_id)
-            )
-        shutil.rmtree(task_dir(self.run_dir, model, task_id), ignore_errors=True)
-
-    def attempts(self, model: str | None = None) -> list[AttemptRecord]:
-        """Every stored attempt (of one model); a StoreError names a record that does
-        not validate as an attempt of this store schema."""
-        rows = self._db.execute(
-            "SELECT model, task_id, sample, attempt, record FROM attempts "
-            "WHERE (?1 IS NULL OR model = ?1) ORDER BY model, task_id, sample, attempt",
-            (model,),
-        ).fetchall()
-        return [self._record(*row) for row in rows]
+    def attempts(self, model: str | None = None, mode: str | None = None) -> list[AttemptRecord]:
+        """Every stored attempt, or one model's in one `mode` (None: not a question's),
+        ordered by model, mode, task, sample and attempt; a StoreError names a record
+        that does not validate as an attempt of this store schema."""
+        rows = self._db.execute("SELECT model, task_id, sample, attempt, record FROM attempts")
+        records = [self._record(*row) for row in rows.fetchall()]
+        if model is not None:
+            records = [r for r in records if (r.model, r.mode) == (model, mode)]
+        return sorted(records, key=_key)
 
     def _record(
         self, model: str, task_id: str, sample: int, attempt: int, text: str
@@ -224,16 +228,28 @@ class RunStore:
             and record.patch is None
             and record.code is not None
         ):
-            return record.model_copy(update={"patch": record.code, "code": None})
+            record = record.model_copy(update={"patch": record.code, "code": None})
+        return self._moded(record)
+
+    def _moded(self, record: AttemptRecord) -> AttemptRecord:
+        """A question's round stored before schema 3, its mode taken out of the
+        model's name, where schemas 1 and 2 kept it."""
+        if record.mode is not None:
+            return record
+        for mode in self.manifest.config.modes:
+            if record.model.endswith(suffix := f" ({mode})"):
+                return record.model_copy(
+                    update={"model": record.model.removesuffix(suffix), "mode": mode}
+                )
         return record
 
     def task_results(self) -> list[TaskResult]:
-        """One TaskResult per (model, task, sample) that has a first attempt, in
-        manifest order."""
+        """One TaskResult per (model and mode, task, sample) that has a first attempt,
+        in manifest order."""
         grouped: dict[tuple[str, str, int], list[AttemptRecord]] = {}
         for record in self.attempts():
-            grouped.setdefault((record.model, record.task_id, record.sample), []).append(record)
-        order = {name: i for i, name in enumerate(self.manifest.config.models)}
+            grouped.setdefault((record.label, record.task_id, record.sample), []).append(record)
+        order = {name: i for i, name in enumerate(self.manifest.config.labels)}
         tasks = {task_id: i for i, task_id in enumerate(self.manifest.task_sha256)}
         results = [
             TaskResult(model, task_id, sample, records[0], tuple(records[1:]))
@@ -252,3 +268,8 @@ class RunStore:
 
     def close(self) -> None:
         self._db.close()
+
+
+def _key(record: AttemptRecord) -> tuple[str, str, str, int, int]:
+    """Where an attempt is kept: its model, mode ("" for none), task, sample, attempt."""
+    return record.model, record.mode or "", record.task_id, record.sample, record.attempt

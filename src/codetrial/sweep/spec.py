@@ -29,7 +29,6 @@ from codetrial import api
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import CodetrialError, ConfigError
 from codetrial.gate import PROFILES
-from codetrial.kinds import suite_kind
 from codetrial.models.base import KINDS
 from codetrial.registry import Registry
 
@@ -248,7 +247,7 @@ def _edits_files(suite: str, options: Mapping[str, Any]) -> bool:
         )
     except CodetrialError as exc:
         raise ConfigError(f"suite {suite!r}: {exc}") from exc
-    return suite_kind(tasks).edits
+    return bool(tasks.kind.edits)
 
 
 def _cell(

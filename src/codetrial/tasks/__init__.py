@@ -10,7 +10,7 @@ repository's own tests as SWE-bench judges a patch ("in-sandbox"); and a
 whose answer is checked on the trusted side ("trusted-side").
 """
 
-from codetrial.tasks.loader import AnyTask, JudgedTask, known_suites, load_folder, load_suite
+from codetrial.tasks.loader import AnyTask, known_suites, load_folder, load_suite
 from codetrial.tasks.model import Signature, Task, TestFile
 from codetrial.tasks.questions import QuestionTask
 from codetrial.tasks.repository import RepositoryTask
@@ -18,7 +18,6 @@ from codetrial.tasks.workspace import WorkspaceTask
 
 __all__ = [
     "AnyTask",
-    "JudgedTask",
     "QuestionTask",
     "RepositoryTask",
     "Signature",

@@ -39,8 +39,7 @@ from codetrial.tasks.questions import (
 from codetrial.tasks.repository import RepositoryTask, is_swe_record, load_swe
 from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
 
-JudgedTask = Task | WorkspaceTask | RepositoryTask  # what a candidate's tests judge
-AnyTask = JudgedTask | QuestionTask
+AnyTask = Task | WorkspaceTask | RepositoryTask | QuestionTask
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _TITLE = re.compile(r"^#\s+(.+)$", re.MULTILINE)

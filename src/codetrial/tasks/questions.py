@@ -11,7 +11,7 @@ question a line:
      "reference": "import pandas as pd\\n..."}
 
 `answer` is what is right, checked on the trusted side (see
-`codetrial.interpret.answers`): a "number" within an absolute `tolerance`, a
+`codetrial.verdict.answers`): a "number" within an absolute `tolerance`, a
 "string" (case and surrounding space ignored), a "list" (`ordered` or not), or a
 "series": the values plotted in the chart the program saved as `file`. A question
 may leave `answer` out: it is then asked, and its answers stored, but not scored.

@@ -17,10 +17,11 @@ import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 from typing import Any, TypeVar
 
 from codetrial.config import Limits
-from codetrial.environments import Environment
+from codetrial.environments import Environment, Prepared
 from codetrial.errors import ConfigError, RepositoryError, SandboxError
 from codetrial.gate import Profile
 from codetrial.records import Candidate, Outcome, Verdict
@@ -86,11 +87,12 @@ class JudgePool:
         policy: SandboxPolicy,
         repositories: Repositories | None = None,
         libraries: Mapping[str, Environment] = {},
+        inputs: tuple[Path, ...] = (),
     ) -> None:
         """Sandboxes under `policy`. `repositories`: where a run's repository tasks
-        come from; `libraries`: the environment of each function task that imports
-        libraries (task id -> it). Their package environments are bound read-only into
-        every sandbox."""
+        come from; `libraries`: the environment of each task that imports libraries
+        (task id -> it); `inputs`: the files questions ask about. Their package
+        environments and the inputs are bound read-only into every sandbox."""
         self.limits = policy.limits
         self._repositories = repositories
         self._libraries = libraries
@@ -98,6 +100,7 @@ class JudgePool:
             folders=repositories.mounts if repositories else (),
             packages=tuple(sorted({e.path for e in libraries.values()})),
             preload=tuple(sorted({m for e in libraries.values() for m in e.preload})),
+            inputs=inputs,
         )
         mounted = policy.with_mounts(mounts)
         self._free: queue.Queue[Sandbox] = queue.Queue()
@@ -112,12 +115,18 @@ class JudgePool:
             # Read now, while no candidate runs: reading it starts a sandbox's worker
             # if it is down, which must not race the thread judging in it.
             self.isolation = self._sandboxes[0].isolation
+            self.inputs = self._sandboxes[0].inputs()  # name -> where programs see it
         except BaseException:
             self.close()
             raise
         self._executor = ThreadPoolExecutor(max_workers=len(self._sandboxes))
         self._verdicts: dict[_Key, Future[Verdict]] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def for_tasks(cls, workers: int, policy: SandboxPolicy, prepared: Prepared) -> JudgePool:
+        """A pool that judges tasks with what their kind `prepared` for them."""
+        return cls(workers, policy, prepared.repositories, prepared.libraries, prepared.inputs)
 
     @property
     def workers(self) -> int:
@@ -140,8 +149,12 @@ class JudgePool:
     def profile_for(self, task: AnyTask, profile: Profile) -> Profile:
         """The gate profile `task` is judged with: `profile`, with imports of its
         libraries allowed when it has some."""
+        return profile.allowing(self.libraries_of(task))
+
+    def libraries_of(self, task: AnyTask) -> tuple[str, ...]:
+        """The top-level modules of `task`'s package environment (none without one)."""
         environment = self._libraries.get(task.id)
-        return profile.allowing(environment.modules) if environment else profile
+        return environment.modules if environment else ()
 
     def _judge(self, candidate: Candidate, task: Task, profile: Profile) -> Verdict:
         with self._borrowed() as sandbox:
