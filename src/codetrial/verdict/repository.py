@@ -6,15 +6,18 @@ candidate's patch is applied strictly (`git apply`), else tolerantly (`patch --f
 and one that applies nowhere is `malformed_edit`; the files the test patch touches and
 those holding a listed test are restored from `base_commit` (so a patch cannot edit the
 tests that judge it), as are any conftest.py files it changed or added; the test patch
-is applied. In the sandbox, with the task's package environment bound read-only, pytest
-runs the files of the listed tests (see `codetrial.sandbox.pytestrun`). The instance is
+is applied; sentinel tests are planted in one of its test files (see
+`codetrial.verdict.sentinels`). In the sandbox, with the task's package environment
+bound read-only, pytest runs the files of the listed tests (see
+`codetrial.sandbox.pytestrun`). The instance is
 resolved iff every FAIL_TO_PASS and every PASS_TO_PASS test holds, as SWE-bench grades
 it (see `codetrial.records.holds`): an expected failure counts as passing, a skipped
 PASS_TO_PASS test as kept, and a test with no result as failing.
 
 Trust level "in-sandbox": pytest shares a process with the patched code, which could in
 principle rewrite results before they are sent. The run must come with this run's
-nonce on every record and an end record; a listed test that never reports fails.
+nonce on every record and an end record; a listed test that never reports fails; a
+run whose sentinels did not report as planted is `tampered`.
 """
 
 from __future__ import annotations
