@@ -25,6 +25,7 @@ from codetrial.sandbox import Sandbox, SandboxPolicy
 from codetrial.tasks import RepositoryTask, load_suite
 from codetrial.verdict.pool import JudgePool
 from codetrial.verdict.repository import judge_repository
+from codetrial.verdict.sentinels import plant
 from tests.conftest import FIXTURES, SWE_DOWNLOADS, SWE_WHEELS
 
 SET = FIXTURES / "swe-mini"
@@ -323,3 +324,22 @@ def test_sentinels_are_neither_counted_nor_shown(toolz: Toolz) -> None:
     named = set(re.findall(r"toolz/tests/\w+\.py::\w+", shown))
     assert "toolz/tests/test_itertoolz.py::test_frequencies" in named
     assert named <= listed
+
+
+def test_every_swe_mini_instance_takes_sentinels(toolz: Toolz, tmp_path: Path) -> None:
+    """Sentinels find a host among each instance's test files, function-style or
+    unittest-style, and the file they are appended to still compiles."""
+    for task in load_suite("swe", None, SET / "instances.jsonl"):
+        assert isinstance(task, RepositoryTask)
+        folder = tmp_path / task.id
+        folder.mkdir()
+        archive = subprocess.run(
+            ["git", "-C", str(toolz.clone.parent / task.clone_name), "archive", task.base_commit],
+            capture_output=True,
+            check=True,
+        )
+        subprocess.run(["tar", "-x", "-C", str(folder)], input=archive.stdout, check=True)
+        planted = plant(folder, task.test_files)
+        assert len(planted) == 4 and sum(s.fails for s in planted) == 2, task.id
+        (host,) = {s.node.split("::")[0] for s in planted}
+        compile((folder / host).read_text(), host, "exec")

@@ -25,7 +25,7 @@ from typing import Any
 
 PLANTED = 2  # of each kind: to pass, to fail
 _SPARE_WORDS = ("value", "values", "default", "empty", "order", "result", "items", "keys")
-_UNSETTLED = ("pytestmark", "skip", "xfail", "importorskip")
+_UNSETTLED = ("pytestmark", "skip(", "xfail(", "importorskip(")
 
 
 @dataclass(frozen=True)
@@ -37,8 +37,9 @@ class Sentinel:
 def _settled(tree: ast.Module, source: str) -> bool:
     """Whether a test function appended to the file runs as written: nothing at module
     level marks, skips or expects the failure of the whole module."""
+    settled = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Import | ast.ImportFrom
     for node in tree.body:
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        if not isinstance(node, settled):
             text = ast.get_source_segment(source, node) or ""
             if any(word in text for word in _UNSETTLED):
                 return False
@@ -96,7 +97,7 @@ def plant(folder: Path, files: Sequence[str]) -> tuple[Sentinel, ...]:
         Sentinel(f"{path}::{_name(words, taken)}", fails) for fails in (False, True) * PLANTED
     ]
     code = "".join(
-        f"\n\n\ndef {s.node.rsplit('::', 1)[1]}():\n{_body(s.fails)}"
+        f"\n\ndef {s.node.rsplit('::', 1)[1]}():\n{_body(s.fails)}"
         for s in sorted(planted, key=lambda s: s.node)
     )
     with (folder / path).open("a", encoding="utf-8") as host:
