@@ -17,6 +17,7 @@ bends only those goes past them: see docs/security.md.
 from __future__ import annotations
 
 import ast
+import functools
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -46,17 +47,33 @@ def _settled(tree: ast.Module, source: str) -> bool:
     return True
 
 
-def _names(tree: ast.Module) -> tuple[set[str], list[str]]:
-    """Every name the file binds or uses, and the words of its tests' names."""
+@functools.lru_cache(maxsize=256)
+def _survey(source: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """The names bound at the file's top level, and the words of its tests' names
+    (functions, and methods of its classes); None when sentinels appended to it
+    would not run as written. A task's test files are the same pristine files on
+    every run, so each is read once."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    if not _settled(tree, source):
+        return None
     taken: set[str] = set()
-    words: list[str] = []
-    for node in ast.walk(tree):
-        name = getattr(node, "name", None) or getattr(node, "id", None)
-        if isinstance(name, str):
-            taken.add(name)
-            if isinstance(node, ast.FunctionDef) and name.startswith("test"):
-                words += [w for w in name.split("_")[1:] if w.isidentifier() and w.islower()]
-    return taken, sorted(set(words)) or list(_SPARE_WORDS)
+    words: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            taken |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            taken |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            continue
+        taken.add(node.name)
+        inner = node.body if isinstance(node, ast.ClassDef) else []
+        for test in [node, *inner]:
+            name = getattr(test, "name", "")
+            if isinstance(test, ast.FunctionDef) and name.startswith("test"):
+                words |= {w for w in name.split("_")[1:] if w.isidentifier() and w.islower()}
+    return frozenset(taken), tuple(sorted(words)) or _SPARE_WORDS
 
 
 def _name(words: Sequence[str], taken: set[str]) -> str:
@@ -78,21 +95,17 @@ def _body(fails: bool) -> str:
 def plant(folder: Path, files: Sequence[str]) -> tuple[Sentinel, ...]:
     """Append sentinels to one of `files` (test files under `folder`, as the run names
     them) that takes them as written; none when no file does."""
-    hosts: list[tuple[str, ast.Module, str]] = []
+    hosts: list[tuple[str, str, tuple[frozenset[str], tuple[str, ...]]]] = []
     for path in files:
         target = folder / path
         if path.endswith(".py") and target.is_file() and not target.is_symlink():
             source = target.read_bytes().decode("utf-8", "replace")
-            try:
-                tree = ast.parse(source)
-            except SyntaxError:
-                continue
-            if _settled(tree, source):
-                hosts.append((path, tree, source))
+            if (survey := _survey(source)) is not None:
+                hosts.append((path, source, survey))
     if not hosts:
         return ()
-    path, tree, source = secrets.choice(hosts)
-    taken, words = _names(tree)
+    path, source, (bound, words) = secrets.choice(hosts)
+    taken = set(bound)
     planted = [
         Sentinel(f"{path}::{_name(words, taken)}", fails) for fails in (False, True) * PLANTED
     ]
