@@ -28,6 +28,7 @@ class Outcome(StrEnum):
     NO_CODE = "no_code"
     MALFORMED_EDIT = "malformed_edit"
     INFRA_ERROR = "infra_error"
+    TAMPERED = "tampered"  # the run's test machinery did not report what it was known to
     ANSWERED = "answered"  # a question with no right answer to score against
 
 

@@ -31,7 +31,13 @@ def print_json(document: Any) -> None:
     sys.stdout.write(json.dumps(document, indent=1) + "\n")
 
 
-_STYLE = {"pass": "green", "failed": "red", "error": "red", "rejected": "yellow"}
+_STYLE = {
+    "pass": "green",
+    "failed": "red",
+    "error": "red",
+    "rejected": "yellow",
+    "tampered": "bold red",
+}
 
 
 def results_table(rows: Sequence[ModelSummary]) -> Table:

@@ -23,6 +23,7 @@ OUTCOME_COLOURS = {
     "no_code": "#bab0ac",
     "malformed_edit": "#d4a6c8",
     "infra_error": "#4e79a7",
+    "tampered": "#000000",
 }
 FIRST, REPAIRED, MUTED, BASELINE = "#4c78a8", "#59a14f", "#bab0ac", "#888"
 LINE_HEIGHT = 11

@@ -254,7 +254,7 @@ class RepositorySummary:
         return {**asdict(self), "resolved_rate": self.resolved_rate.as_dict()}
 
 
-_COMPLETED = (Outcome.PASSED, Outcome.FAILED)
+_COMPLETED = (Outcome.PASSED, Outcome.FAILED, Outcome.TAMPERED)  # the tests ran
 
 
 def _instance(result: TaskResult) -> RepositoryInstance:

@@ -6,8 +6,10 @@ fixtures and the project's conftest files, so unlike testrun.py this runner read
 test files from the workspace; the trusted side wrote the pristine ones there (see
 `codetrial.verdict.repository`). What it does to make forging hard:
 
-- the channel and the nonce are in hand, and the reporting plugin registered, before
-  pytest imports any of the repository's code;
+- the channel (its writer and serializer, see `testrun.channel`) and the nonce are
+  in hand, and the reporting plugin made with what it decides by in its closure,
+  before pytest imports any of the repository's code: rebinding names in `json`,
+  `os`, the builtins or the runner's own modules changes no record;
 - plugins installed in the environment are never loaded automatically, and the cache
   plugin is off, so only the repository's own conftest files take part;
 - the run ends with an end record and `os._exit`, so neither a candidate's exit nor
@@ -24,70 +26,87 @@ Records, one JSON line each:
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
-from testrun import TRACE_CHARS, Channel
-
-_SEVERITY = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+from testrun import TRACE_CHARS, Send, channel
 
 
-class _Reporter:
-    """A pytest plugin by its method names: one record per test, when it is done."""
+def _reporter(send: Send, workspace: str) -> tuple[Any, Callable[[], int]]:
+    """A pytest plugin by its method names, which sends one record per test when it
+    is done, and how many it has sent. Made before any of the repository's code is
+    imported, with what it decides by and sends with in its closure, not looked up in
+    modules that code could rebind."""
+    has, bare, prefix, tail = hasattr, str.replace, workspace + os.sep, -TRACE_CHARS
+    severity = ("passed", "skipped", "failed", "error").index
+    pending: dict[str, dict[str, Any]] = {}
+    raised: dict[str, str] = {}
+    sent = [0]
 
-    def __init__(self, channel: Channel, workspace: str) -> None:
-        self.channel = channel
-        self.workspace = workspace
-        self.pending: dict[str, dict[str, Any]] = {}
-        self.raised: dict[str, str] = {}
-        self.count = 0
+    def trace(text: str) -> str:
+        return bare(text, prefix, "")[tail:]
 
-    def _trace(self, text: str) -> str:
-        return text.replace(self.workspace + os.sep, "")[-TRACE_CHARS:]
+    class Reporter:
+        def pytest_runtest_logreport(self, report: Any) -> None:
+            record = pending.setdefault(report.nodeid, {"outcome": "passed", "seconds": 0.0})
+            record["seconds"] += report.duration
+            if report.when == "call" and has(report, "wasxfail"):
+                record["xfail"] = True
+            outcome = report.outcome
+            if report.failed and report.when != "call":
+                outcome = "error"
+            if severity(outcome) > severity(record["outcome"]):
+                record["outcome"] = outcome
+                if report.failed:
+                    record["trace"] = trace(report.longreprtext)
+                    record["exception"] = raised.get(report.nodeid)
 
-    def pytest_runtest_logreport(self, report: Any) -> None:
-        record = self.pending.setdefault(report.nodeid, {"outcome": "passed", "seconds": 0.0})
-        record["seconds"] += report.duration
-        if report.when == "call" and hasattr(report, "wasxfail"):
-            record["xfail"] = True
-        outcome = report.outcome
-        if report.failed and report.when != "call":
-            outcome = "error"
-        if _SEVERITY[outcome] > _SEVERITY[record["outcome"]]:
-            record["outcome"] = outcome
+        def pytest_runtest_makereport(self, item: Any, call: Any) -> Any:
+            """A hook wrapper (marked so in `run`, once pytest is imported): the type of
+            what a test raised, which its report does not keep."""
+            yield
+            if call.excinfo is not None:
+                raised.setdefault(item.nodeid, call.excinfo.typename)
+
+        def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+            record = pending.pop(nodeid, None)
+            if record is not None:
+                send({"test": nodeid, **record})
+                sent[0] += 1
+
+        def pytest_collectreport(self, report: Any) -> None:
             if report.failed:
-                record["trace"] = self._trace(report.longreprtext)
-                record["exception"] = self.raised.get(report.nodeid)
+                where = report.nodeid or "<session>"
+                send({"collection_error": where, "trace": trace(report.longreprtext)})
 
-    def pytest_runtest_makereport(self, item: Any, call: Any) -> Any:
-        """A hook wrapper (marked so in `run`, once pytest is imported): the type of
-        what a test raised, which its report does not keep."""
-        yield
-        if call.excinfo is not None:
-            self.raised.setdefault(item.nodeid, call.excinfo.typename)
+    return Reporter(), lambda: sent[0]
 
-    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
-        record = self.pending.pop(nodeid, None)
-        if record is not None:
-            self.channel.send({"test": nodeid, **record})
-            self.count += 1
 
-    def pytest_collectreport(self, report: Any) -> None:
-        if report.failed:
-            trace = self._trace(report.longreprtext)
-            self.channel.send({"collection_error": report.nodeid or "<session>", "trace": trace})
+def _exposed(fd: int, nonce: str) -> Send:
+    """A naive runner's channel, which sends through the `json` and `os` of the
+    moment: repository code can rebind them. Only for the tests that show what the
+    captured channel stops (`"guarded": false` in the spec)."""
+
+    def send(record: dict[str, Any]) -> None:
+        os.write(fd, (json.dumps({"nonce": nonce, **record}) + "\n").encode())
+
+    return send
 
 
 def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
     """Run pytest as `spec["pytest"]` says ({"environment", "python_path", "args",
-    "files"}) in `workspace`, report on `out_fd`, and end the process."""
-    channel = Channel(out_fd, spec["nonce"])
+    "files", "guarded"?}) in `workspace`, report on `out_fd`, and end the process."""
     settings = spec["pytest"]
+    guarded = settings.get("guarded", True)
+    send = (channel if guarded else _exposed)(out_fd, spec["nonce"])
+    end, text, integer, tail = os._exit, repr, int, -TRACE_CHARS
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     paths = [os.path.join(workspace, folder) for folder in settings["python_path"]]
     sys.path[:0] = [*paths, settings["environment"]]
-    reporter = _Reporter(channel, workspace)
+    reporter, count = _reporter(send, workspace)
     quiet = os.open(os.devnull, os.O_WRONLY)
     os.dup2(quiet, 1)
     os.dup2(quiet, 2)
@@ -95,7 +114,8 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
         import pytest
 
         wrapper = pytest.hookimpl(hookwrapper=True)
-        _Reporter.pytest_runtest_makereport = wrapper(_Reporter.pytest_runtest_makereport)  # type: ignore[method-assign]
+        kind = type(reporter)
+        kind.pytest_runtest_makereport = wrapper(kind.pytest_runtest_makereport)
         code = pytest.main(
             [
                 "-p",
@@ -109,7 +129,7 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
             plugins=[reporter],
         )
     except BaseException as exc:  # the candidate's import may raise anything
-        channel.send({"collection_error": "<session>", "trace": repr(exc)[-TRACE_CHARS:]})
+        send({"collection_error": "<session>", "trace": text(exc)[tail:]})
         code = -1
-    channel.send({"end": reporter.count, "exit": int(code)})
-    os._exit(0)
+    send({"end": count(), "exit": integer(code)})
+    end(0)

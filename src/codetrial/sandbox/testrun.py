@@ -9,10 +9,12 @@ does to make forging hard:
   from memory (their lines are given to `linecache`, so tracebacks quote them), never
   from the workspace, which the candidate can write;
 - the channel to the trusted side (a descriptor the server opened) and the run's
-  nonce are in hand before any candidate code is imported; every record carries the
-  nonce; the run ends with an end record and `os._exit`, so neither a candidate's
-  exit (`sys.exit`, `os._exit`, an `atexit` handler) nor anything it prints can look
-  like a finished run;
+  nonce are in hand before any candidate code is imported, with the writer and a
+  serializer of its own taken then too (see `channel`), so rebinding `json`, `os`
+  or the builtins later changes no record; every record carries the nonce; the run
+  ends with an end record and `os._exit`, so neither a candidate's exit (`sys.exit`,
+  `os._exit`, an `atexit` handler) nor anything it prints can look like a finished
+  run;
 - the test machinery (unittest's classes, the builtins) is snapshot before and
   compared after: a candidate that patched it has its run marked as tampered.
 
@@ -30,12 +32,12 @@ from __future__ import annotations
 import builtins
 import importlib
 import importlib.machinery
-import json
 import linecache
 import os
 import sys
 import time
 import types
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 TRACE_CHARS = 4000
@@ -69,21 +71,53 @@ class _Pristine:
         exec(compile(text, path, "exec"), module.__dict__)
 
 
-class Channel:
-    """Records to the trusted side; a record that cannot be sent ends the run, which
-    then has no end record."""
+Send = Callable[[dict[str, Any]], None]
 
-    def __init__(self, fd: int, nonce: str) -> None:
-        self._fd = fd
-        self._nonce = nonce
 
-    def send(self, record: dict[str, Any]) -> None:
-        data = json.dumps({"nonce": self._nonce, **record}).encode() + b"\n"
+def channel(fd: int, nonce: str) -> Send:
+    """The sender of records to the trusted side, each a JSON line with the nonce; a
+    record that cannot be sent ends the run, which then has no end record.
+
+    Called before any candidate code is imported, it holds everything a record goes
+    through (the writer, the exit, its own serializer, the builtins and types they
+    use) in its closure, so a candidate that later binds other objects to names in
+    `os`, `json`, `builtins` or this module changes nothing that is sent. Values
+    whose type is not exactly a JSON one are sent as null: no method a candidate
+    could have defined is called."""
+    write, end, failure = os.write, os._exit, OSError
+    kind, items, join, translate, encode = type, dict.items, str.join, str.translate, str.encode
+    text, boolean, integer, real, mapping, sequence = str, bool, int, float, dict, list
+    whole, number, infinite = int.__repr__, float.__repr__, (float("inf"), float("-inf"))
+    escapes = {i: f"\\u{i:04x}" for i in range(32)} | {ord('"'): '\\"', ord("\\"): "\\\\"}
+
+    def serialized(value: Any) -> str:
+        what = kind(value)
+        if what is text:
+            return '"' + translate(value, escapes) + '"'
+        if what is boolean:
+            return "true" if value is True else "false"
+        if what is integer:
+            return whole(value)
+        if what is real:
+            return number(value) if value == value and value not in infinite else "null"
+        if what is mapping:
+            pairs = [
+                serialized(k) + ":" + serialized(v) for k, v in items(value) if kind(k) is text
+            ]
+            return "{" + join(",", pairs) + "}"
+        if what is sequence:
+            return "[" + join(",", [serialized(v) for v in value]) + "]"
+        return "null"
+
+    def send(record: dict[str, Any]) -> None:
+        data = encode(serialized({"nonce": nonce, **record}) + "\n", "utf-8", "replace")
         try:
             while data:
-                data = data[os.write(self._fd, data) :]
-        except OSError:
-            os._exit(1)
+                data = data[write(fd, data) :]
+        except failure:
+            end(1)
+
+    return send
 
 
 def _machinery(unittest: Any) -> dict[str, int]:
@@ -149,7 +183,7 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
         """Paths relative to the workspace, as the model knows them; the end kept."""
         return text.replace(workspace + os.sep, "")[-TRACE_CHARS:]
 
-    channel = Channel(out_fd, spec["nonce"])
+    send = channel(out_fd, spec["nonce"])
     tests: dict[str, str] = spec["tests"]
     before = _machinery(unittest)
     sys.meta_path.insert(0, _Pristine(tests))
@@ -159,18 +193,18 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
         try:
             module = importlib.import_module(_module_name(path))
         except BaseException as exc:  # the candidate's import may raise anything
-            channel.send({"collection_error": path, "trace": trace(_format(exc, workspace))})
+            send({"collection_error": path, "trace": trace(_format(exc, workspace))})
             continue
         for test_id, case in _cases(unittest, module, path):
             record = _run_one(unittest, case)
             if "trace" in record:
                 record["trace"] = trace(record["trace"])
-            channel.send({"test": test_id, **record})
+            send({"test": test_id, **record})
             ran += 1
     changed = sorted(k for k, v in _machinery(unittest).items() if before.get(k) != v)
     if changed:
-        channel.send({"tampered": changed[:20]})
-    channel.send({"end": ran})
+        send({"tampered": changed[:20]})
+    send({"end": ran})
     os._exit(0)
 
 

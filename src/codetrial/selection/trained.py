@@ -62,7 +62,8 @@ def kind(outcome: Outcome) -> str | None:
         return None
     if outcome is Outcome.PASSED:
         return CORRECT
-    return "wrong output" if outcome is Outcome.FAILED else "execution error"
+    wrong = outcome in (Outcome.FAILED, Outcome.TAMPERED)  # a forged run hides a wrong one
+    return "wrong output" if wrong else "execution error"
 
 
 def labelled(entries: Sequence[Entry]) -> list[Entry]:

@@ -6,15 +6,18 @@ candidate's patch is applied strictly (`git apply`), else tolerantly (`patch --f
 and one that applies nowhere is `malformed_edit`; the files the test patch touches and
 those holding a listed test are restored from `base_commit` (so a patch cannot edit the
 tests that judge it), as are any conftest.py files it changed or added; the test patch
-is applied. In the sandbox, with the task's package environment bound read-only, pytest
-runs the files of the listed tests (see `codetrial.sandbox.pytestrun`). The instance is
+is applied; sentinel tests are planted in one of its test files (see
+`codetrial.verdict.sentinels`). In the sandbox, with the task's package environment
+bound read-only, pytest runs the files of the listed tests (see
+`codetrial.sandbox.pytestrun`). The instance is
 resolved iff every FAIL_TO_PASS and every PASS_TO_PASS test holds, as SWE-bench grades
 it (see `codetrial.records.holds`): an expected failure counts as passing, a skipped
 PASS_TO_PASS test as kept, and a test with no result as failing.
 
 Trust level "in-sandbox": pytest shares a process with the patched code, which could in
 principle rewrite results before they are sent. The run must come with this run's
-nonce on every record and an end record; a listed test that never reports fails.
+nonce on every record and an end record; a listed test that never reports fails; a
+run whose sentinels did not report as planted is `tampered`.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from codetrial.records import (
 from codetrial.sandbox import Sandbox, TestRun
 from codetrial.tasks import RepositoryTask
 from codetrial.verdict.decide import classify, usage_of
+from codetrial.verdict.sentinels import Sentinel, betrayed, plant
 from codetrial.verdict.workspace import signed, trimmed
 
 _GIT_TIMEOUT_S = 120
@@ -210,18 +214,30 @@ def _seconds(value: object) -> float:
     return float(value) if isinstance(value, int | float) else 0.0
 
 
+@dataclass(frozen=True)
+class _Collected:
+    """What a run reported: the listed tests' results (a missing one is an error), the
+    problems that make the run untrustworthy, the failures' text, and what its
+    sentinels reported that they were not planted to."""
+
+    results: list[TestResult]
+    problems: list[str]
+    failures: list[str]
+    betrayals: list[str]
+
+
 def _collect(
-    run: TestRun, nonce: str, task: RepositoryTask
-) -> tuple[list[TestResult], list[str], list[str]]:
-    """Results of the listed tests (a missing one is an error), the problems that make
-    the run untrustworthy, and the failures' text."""
+    run: TestRun, nonce: str, task: RepositoryTask, planted: Sequence[Sentinel]
+) -> _Collected:
     reported: dict[str, dict[str, Any]] = {}
+    uncollected: set[str] = set()
     output: list[str] = []
     records, problems = signed(run, nonce)
     for record in records:
         if isinstance(record.get("test"), str) and record.get("outcome") in _OUTCOMES:
             reported[record["test"]] = record
         elif "collection_error" in record:
+            uncollected.add(str(record["collection_error"]))
             output.append(
                 f"ERROR collecting {record['collection_error']}\n{record.get('trace', '')}"
             )
@@ -245,7 +261,8 @@ def _collect(
                 output.append(f"{group} {test}: {outcome.value}\n{trace}".strip())
     if len(output) > SHOWN_FAILURES:
         output = [*output[:SHOWN_FAILURES], f"... and {len(output) - SHOWN_FAILURES} more"]
-    return results, problems, output
+    betrayals = [] if problems else betrayed(planted, reported, uncollected)
+    return _Collected(results, problems, output, betrayals)
 
 
 def judge_repository(
@@ -255,15 +272,20 @@ def judge_repository(
     sandbox: Sandbox,
     limits: Limits,
     baseline: bool = False,
+    *,
+    guarded: bool = True,
 ) -> Verdict:
     """The verdict on `patch` (a unified diff against `base_commit`); with `baseline`,
-    an empty patch is judged too: the tests run at the base commit."""
+    an empty patch is judged too: the tests run at the base commit. `guarded=False`
+    runs as a naive runner would, without sentinels and with a channel repository
+    code can rebind: only for the tests that show what the defences stop."""
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="codetrial-repository-") as scratch:
         folder = Path(scratch, "repository")
         applied = prepare(patch, task, repositories.repos, folder, baseline)
         if isinstance(applied, Verdict):
             return applied
+        planted = plant(folder, task.test_files) if guarded else ()
         texts, blobs = _files(folder)
     prepared = time.perf_counter()
     nonce = secrets.token_hex(16)
@@ -272,13 +294,17 @@ def judge_repository(
         "python_path": list(task.environment.python_path),
         "args": list(task.environment.test_args),
         "files": list(task.test_files),
+        "guarded": guarded,
     }
     with sandbox.test_run(texts, {}, nonce, limits, blobs=blobs, pytest=pytest) as run:
-        results, problems, failures = _collect(run, nonce, task)
+        collected = _collect(run, nonce, task, planted)
+    results, problems, failures = collected.results, collected.problems, collected.failures
     phases = (("patch", prepared - started), ("tests", time.perf_counter() - prepared))
     resolved = not problems and all(holds(r) for r in results)
     if run.stop is not None:
         outcome = classify(run.stop, results, complete=False)
+    elif collected.betrayals:
+        outcome = Outcome.TAMPERED
     else:
         outcome = Outcome.PASSED if resolved else Outcome.FAILED
     counts = group_counts(results)
@@ -289,8 +315,15 @@ def judge_repository(
             + ", ".join(f"{group} {passed}/{total}" for group, (passed, total) in counts.items()),
         ]
     )
-    detail = f"{run.stop.value}: {run.stop_detail}" if run.stop else tail
-    feedback = None if outcome is Outcome.PASSED else trimmed("\n".join(failures), tail)
+    if run.stop is not None:
+        detail = f"{run.stop.value}: {run.stop_detail}"
+    elif outcome is Outcome.TAMPERED:
+        detail = "\n".join(["the tests' results were forged:", *collected.betrayals, tail])
+    else:
+        detail = tail
+    # A forged run gets no feedback: what it could say would teach how it was caught.
+    shown = outcome not in (Outcome.PASSED, Outcome.TAMPERED)
+    feedback = trimmed("\n".join(failures), tail) if shown else None
     return Verdict(
         outcome,
         gate=None,
