@@ -11,6 +11,8 @@ import pytest
 
 from codetrial.gate.scan import RULES, changed_lines, is_test_file, scan, scan_files, scan_patch
 from codetrial.gate.scan import unread as unread_hunks
+from codetrial.tasks.workspace import load_exercism
+from tests.conftest import POLYGLOT
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -205,9 +207,15 @@ def test_an_unreadable_hunk_is_counted_not_a_hit() -> None:
 
 
 def test_no_reference_solution_or_gold_patch_is_suspect() -> None:
-    """No false alarm on what is known to be honest: the gold patches of swe-mini
-    (and their test patches), and, when the data is here, the reference solutions of
-    the aider Python exercises (see bench/scan_references.py)."""
+    """No false alarm on what is known to be honest: the gold patches of swe-mini and
+    their test patches, and the reference solutions of the aider Python exercises,
+    against their stubs and read whole (bench/scan_references.py prints the same)."""
+    tasks = load_exercism(POLYGLOT, "polyglot-python")
+    assert len(tasks) == 34
+    for task in tasks:
+        given, reference = dict(task.files), dict(task.reference)
+        assert scan_files(given, given | reference) == [], task.id
+        assert scan_files({}, reference) == [], task.id
     for line in (FIXTURES / "swe-mini" / "instances.jsonl").read_text().splitlines():
         instance = json.loads(line)
         for patch in (instance["patch"], instance["test_patch"]):

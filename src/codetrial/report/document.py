@@ -28,6 +28,7 @@ from codetrial.report.summary import (
     ModelSummary,
     PassAtK,
     RepositorySummary,
+    SuspectLine,
     cell,
     edit_summaries,
     efficiency_summaries,
@@ -35,6 +36,7 @@ from codetrial.report.summary import (
     pass_at_k_rows,
     repository_summaries,
     summarize,
+    suspect_lines,
 )
 from codetrial.store import RunStore
 from codetrial.store.artifacts import read_json, slug, write_atomic
@@ -60,6 +62,7 @@ class Figures:
     modes: list[ModeRow]  # questions only, as the next two
     mode_pairs: list[ModePair]
     fix_gains: list[FixGain]
+    suspects: list[SuspectLine]  # the static scan's findings, attempt by attempt
 
 
 def figures(store: RunStore) -> Figures:
@@ -87,6 +90,7 @@ def figures(store: RunStore) -> Figures:
         modes=mode_rows(results, config.labels) if config.modes else [],
         mode_pairs=mode_pairs(results, config.labels) if config.modes else [],
         fix_gains=fix_gains(results, config.models, labels),
+        suspects=suspect_lines(results),
     )
 
 
@@ -156,6 +160,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "modes": figures.modes,
         "mode_pairs": figures.mode_pairs,
         "fix_gains": figures.fix_gains,
+        "suspects": figures.suspects,
         "images": (lambda result: question_images(store.run_dir, result)),
     }
 
@@ -189,6 +194,7 @@ def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
         }
         if figures.modes
         else None,
+        "suspects": [line.as_dict() for line in figures.suspects],
         "tasks": [
             {
                 "model": r.model,
