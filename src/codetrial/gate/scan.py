@@ -21,6 +21,7 @@ from __future__ import annotations
 import ast
 import difflib
 import re
+import sys
 import textwrap
 import unittest
 from collections.abc import Collection, Iterator, Mapping
@@ -87,7 +88,7 @@ _BARE_MODULES = frozenset(
         "unittest",
     }
 )
-_STANDARD = frozenset(__import__("sys").stdlib_module_names)
+_STANDARD = sys.stdlib_module_names
 
 
 @dataclass(frozen=True)
