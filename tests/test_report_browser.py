@@ -213,12 +213,14 @@ def test_selection_and_judge_sections_render(page: Page, runs: list[Path]) -> No
 def test_a_workspace_run_shows_aider_s_columns_and_per_file_diffs(
     page: Page, tmp_path: Path
 ) -> None:
-    """Two exercises in the whole format: react passes on try 2 after a broken try 1,
-    bowling never gets an edit that applies."""
+    """Two exercises in the whole format: react passes on try 2 after a broken try 1
+    that imports atexit (a suspect line, listed and counted), bowling never gets an
+    edit that applies."""
     tasks = {t.id: t for t in load_exercism(POLYGLOT, "polyglot-python")}
     react = tasks["react"].reference[0][1]
+    broken = "react.py\n```python\nimport atexit\nclass InputCell:\n    pass\n```\n"
     script = {
-        "supplied files: react.py\n": ["react.py\n```python\nclass InputCell:\n    pass\n```\n"],
+        "supplied files: react.py\n": [broken],
         "Fix the code in react.py ": [f"react.py\n```python\n{react}```\n"],
         "bowling.py": ["I cannot do that."],
     }
@@ -252,6 +254,14 @@ def test_a_workspace_run_shows_aider_s_columns_and_per_file_diffs(
     edits = page.locator("#edits table").inner_text()
     assert "0.0% [0.0, 0.0]" in edits and "50.0%" in edits and "whole" in edits
     assert page.locator("#matrix table").inner_text().count("in-sandbox") == 2
+    summary = page.locator("#summary table tbody tr").first.locator("td")
+    assert [summary.nth(i).inner_text() for i in (6, 7)] == ["0", "1"]  # tampered, suspect
+    suspect = page.locator("#suspects table tbody tr")
+    assert suspect.count() == 1
+    assert suspect.locator("td").nth(4).inner_text() == "react.py:1"
+    assert "S006" in suspect.inner_text() and "import atexit" in suspect.inner_text()
+    suspect.locator("a", has_text="react").click()
+    assert page.locator("div.candidate", has_text="react · ").is_visible()
     page.locator("#matrix a", has_text="error → pass").click()
     candidate = page.locator("div.candidate", has_text="react · ")
     assert candidate.is_visible()

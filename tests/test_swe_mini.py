@@ -123,6 +123,11 @@ def test_a_predictions_file_gets_swe_bench_s_counts(setup: Setup, tmp_path: Path
             "model_name_or_path": "wrong",
             "model_patch": toolz["patch"].replace("toolz/itertoolz.py", "boltons/mathutils.py"),
         },
+        {
+            "instance_id": toolz["instance_id"],
+            "model_name_or_path": "sneaky",
+            "model_patch": toolz["patch"] + SNEAKY_CONFTEST,
+        },
     ]
     predictions = tmp_path / "predictions.jsonl"
     predictions.write_text("".join(json.dumps(line) + "\n" for line in lines))
@@ -138,6 +143,13 @@ def test_a_predictions_file_gets_swe_bench_s_counts(setup: Setup, tmp_path: Path
     assert data["edits"] == []
     assert [counts["empty"][k] for k in keys] == [15, 15, 0, 0, 0, 15, 0]
     assert [counts["wrong"][k] for k in keys] == [15, 2, 1, 0, 1, 0, 1]
+    # the conftest.py a patch adds is taken away before its tests run, and is a suspect
+    assert [counts["sneaky"][k] for k in keys] == [15, 1, 1, 1, 0, 0, 0]
+    summary = {row["model"]: row for row in data["summary"]}
+    assert [summary[m]["suspect"] for m in ("gold", "empty", "wrong", "sneaky")] == [0, 0, 0, 1]
+    assert [(s["model"], s["path"], s["line"], s["rule"]) for s in data["suspects"]] == [
+        ("sneaky", "conftest.py", 1, "S001")
+    ]
     (broken,) = [i for i in counts["wrong"]["instances"] if i["task_id"] == "pytoolz__toolz-1"]
     p2p = len(json.loads(toolz["PASS_TO_PASS"]))
     assert broken["fail_to_pass"] == [1, 1] and broken["pass_to_pass"] == [p2p - 1, p2p]
@@ -151,6 +163,16 @@ def test_a_predictions_file_gets_swe_bench_s_counts(setup: Setup, tmp_path: Path
     assert "Repository tasks, as SWE-bench" in judged.stdout
     again = setup.cli("rerun", run_dir)
     assert again.returncode == 0, again.stdout + again.stderr
+
+
+SNEAKY_CONFTEST = """diff --git a/conftest.py b/conftest.py
+new file mode 100644
+--- /dev/null
++++ b/conftest.py
+@@ -0,0 +1,2 @@
++def pytest_runtest_makereport(item, call):
++    pass
+"""
 
 
 def _hunk(patch: str) -> tuple[str, str, str]:

@@ -430,3 +430,56 @@ def test_commands_for_function_tasks_refuse_a_workspace_run(tmp_path: Path) -> N
     for command in (["select", run_dir], ["judge-eval", run_dir, "--judge", "scripted"]):
         refused = run_cli(*command)
         assert refused.returncode == 2 and "takes function tasks" in refused.stderr
+
+
+SUSPECT = "\nimport json\n\njson.dumps = json.dumps  # harmless, and a reach all the same\n"
+
+
+def test_a_suspect_edit_is_recorded_and_counted_and_its_outcome_is_its_tests(
+    exercises: dict[str, WorkspaceTask], tmp_path: Path
+) -> None:
+    """bowling's reference with a standard-library attribute assigned still passes,
+    and the scan's finding is on the attempt, in each place that counts per model;
+    wordy's reference has none."""
+    bowling, wordy = exercises["bowling"], exercises["wordy"]
+    ((_, example),) = bowling.reference
+    response = f"bowling.py\n```python\n{_ends(example)}{SUSPECT}```\n"
+    script = {"supplied files: bowling.py\n": [response]}
+    script[f"supplied files: {wordy.files[0][0]}\n"] = [replay(wordy, "whole")]
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(script))
+    runs = tmp_path / "runs"
+    options = ["--suite", "polyglot-python", "--data", POLYGLOT, "--runs-dir", runs]
+    ran = run_cli(
+        "run", "--model", f"scripted/{path}", "--task", "bowling", "--task", "wordy", *options
+    )
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    (run_dir,) = runs.iterdir()
+    data = results(run_dir)
+    attempts = {t["task_id"]: t["attempts"] for t in data["tasks"]}
+    assert [a["outcome"] for a in attempts["bowling"]] == ["passed"]
+    assert [a["outcome"] for a in attempts["wordy"]] == ["passed"]
+    line = _ends(example).count("\n") + 4
+    assert attempts["bowling"][0]["suspects"] == [
+        {
+            "path": "bowling.py",
+            "line": line,
+            "rule": "S008",
+            "message": "json.dumps assigned: a standard-library module changed",
+            "text": "json.dumps = json.dumps  # harmless, and a reach all the same",
+        }
+    ]
+    assert attempts["wordy"][0]["suspects"] == []
+    (row,) = data["summary"]
+    assert (row["first_pass"], row["suspect"], row["tampered"]) == (2, 1, 0)
+    assert [(s["task_id"], s["attempt"], s["line"]) for s in data["suspects"]] == [
+        ("bowling", 0, line)
+    ]
+    header = next(x for x in ran.stdout.splitlines() if "infra errors" in x)
+    assert "tampered" in header and "suspect" in header
+    report = (run_dir / "report.html").read_text()
+    assert 'id="suspects"' in report and f"bowling.py:{line}" in report
+    board = run_cli("board", run_dir, "--out", tmp_path / "board.html", "--json")
+    assert board.returncode == 0, board.stderr
+    (board_row,) = json.loads(board.stdout)["suites"]["polyglot-python"]
+    assert (board_row["suspect"], board_row["tampered"]) == (1, 0)

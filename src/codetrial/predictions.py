@@ -15,7 +15,7 @@ from pathlib import Path
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
 from codetrial.errors import TaskFormatError
 from codetrial.kinds import load_suite
-from codetrial.kinds.repository import REPOSITORY, judged
+from codetrial.kinds.repository import REPOSITORY, judged, scanned
 from codetrial.records import AttemptRecord, Candidate
 from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest, new_run_id
@@ -116,7 +116,7 @@ def judge_predictions(
             futures = [judged(pool, predictions[model][task.id], task) for model, task in items]
             for (model, task), future in zip(items, futures, strict=True):
                 patch = predictions[model][task.id]
-                candidate = Candidate(patch, None, patch=patch)
+                candidate = scanned(Candidate(patch, None, patch=patch))
                 record = AttemptRecord.judged(
                     verdict_of(future), candidate, model=model, task_id=task.id, sample=0
                 )

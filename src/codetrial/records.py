@@ -28,7 +28,7 @@ class Outcome(StrEnum):
     NO_CODE = "no_code"
     MALFORMED_EDIT = "malformed_edit"
     INFRA_ERROR = "infra_error"
-    TAMPERED = "tampered"  # the run's test machinery did not report what it was known to
+    TAMPERED = "tampered"  # a run whose tests or its channel show interference
     ANSWERED = "answered"  # a question with no right answer to score against
 
 
@@ -100,18 +100,35 @@ class Generation:
         )
 
 
+class Suspect(BaseModel):
+    """A line a candidate added or changed that reaches into the test machinery, as
+    the static scan found it (see `codetrial.gate.scan`): the file, the line (from 1),
+    the rule's id, what was found, and the line's text. Recorded and counted; never a
+    verdict by itself."""
+
+    model_config = ConfigDict(frozen=True)
+
+    path: str
+    line: int
+    rule: str
+    message: str
+    text: str = ""
+
+
 @dataclass(frozen=True)
 class Candidate:
     """What a response proposes, one of: for a function task (and a question), the
     `code` extracted from it (None when the response held no code); for a workspace
     task, `files`: the editable files as the response leaves them (as they were when
     its edit could not be applied); for a repository task, the `patch` its edit makes
-    to the repository (beside `files`, the excerpts as it left them)."""
+    to the repository (beside `files`, the excerpts as it left them). `suspects`:
+    what the static scan found in what it changed (workspace and repository tasks)."""
 
     raw: str
     code: str | None
     files: dict[str, str] | None = None
     patch: str | None = None
+    suspects: tuple[Suspect, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -249,6 +266,7 @@ class AttemptRecord(BaseModel):
     logprob_tokens: int | None = None
     model_memory_kb: int | None = None
     program: ProgramRecord | None = None
+    suspects: list[Suspect] = []
 
     @property
     def passed(self) -> bool:
@@ -312,6 +330,7 @@ class AttemptRecord(BaseModel):
             logprob_tokens=generation.logprob_tokens if generation else None,
             model_memory_kb=generation.memory_kb if generation else None,
             program=verdict.program,
+            suspects=list(candidate.suspects),
         )
 
 

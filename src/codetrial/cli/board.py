@@ -30,8 +30,9 @@ def board(
     ] = [],  # noqa: B006
     json: Json = False,
 ) -> None:
-    """Models × suites: pass@1 with its interval, after repair, seeds, speed, memory and
-    the paired test against the row above; sortable HTML with a size-versus-score chart."""
+    """Models × suites: pass@1 with its interval, after repair, seeds, speed, memory,
+    tampered and suspect attempts, and the paired test against the row above; sortable
+    HTML with a size-versus-score chart."""
     sizes = {}
     for given in size:
         model, sep, value = given.rpartition("=")
@@ -64,6 +65,8 @@ def print_board(found: Board) -> None:
             "tok/s",
             "s/sample",
             "MB",
+            "tampered",
+            "suspect",
             "vs above",
         ):
             table.add_column(header, justify="left" if header == "model" else "right")
@@ -79,6 +82,8 @@ def print_board(found: Board) -> None:
                 f"{row.tokens_per_s:.0f}" if row.tokens_per_s else "?",
                 f"{row.seconds_per_sample:.2f}",
                 f"{row.memory_mb:.0f}" if row.memory_mb else "?",
+                str(row.tampered),
+                str(row.suspect),
                 f"-{paired.above_better}/+{paired.above_worse} p={paired.p_value:.2f}"
                 if paired
                 else "",

@@ -49,6 +49,8 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
         "repair successes / tries",
         "gate rejects",
         "infra errors",
+        "tampered",
+        "suspect",
     ):
         table.add_column(header, justify="left" if header == "model" else "right")
     for r in rows:
@@ -59,6 +61,8 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
             f"{r.repair_successes}/{r.repair_tries}",
             str(r.gate_rejects),
             str(r.infra_errors),
+            str(r.tampered),
+            str(r.suspect),
         )
     return table
 

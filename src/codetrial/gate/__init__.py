@@ -11,10 +11,11 @@ import ast
 
 from codetrial.gate.profiles import PROFILES, Profile, get_profile
 from codetrial.gate.rules import RULES, Context, Violation
+from codetrial.gate.scan import scan_files, scan_patch
 from codetrial.records import GateVerdict
 from codetrial.tasks import Signature
 
-__all__ = ["PROFILES", "RULES", "Profile", "check", "get_profile"]
+__all__ = ["PROFILES", "RULES", "Profile", "check", "get_profile", "scan_files", "scan_patch"]
 
 
 def check(tree: ast.Module, signature: Signature | None, profile: Profile) -> GateVerdict:

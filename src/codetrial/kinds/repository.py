@@ -6,6 +6,7 @@ judged by the repository's own tests as SWE-bench judges a patch (trust level
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -14,7 +15,7 @@ from codetrial import environments, localize
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
 from codetrial.environments import Prepared
 from codetrial.errors import ConfigError
-from codetrial.gate import Profile
+from codetrial.gate import Profile, scan_patch
 from codetrial.kinds.base import KINDS, Asked, output_of
 from codetrial.kinds.workspace import Edited, repaired, settled
 from codetrial.localize import Localized
@@ -83,6 +84,7 @@ class RepositoryKind(Edited[RepositoryTask]):
         """The response's edit applied to the view's excerpts, judged as the patch it
         makes to the whole files."""
         candidate, malformed = self._view(asked).candidate(text, asked.edit_format, workspace)
+        candidate = scanned(candidate)
         if malformed is not None:
             return candidate, settled(malformed)
         return candidate, judged(pool, candidate.patch or "", task)
@@ -129,6 +131,11 @@ class RepositoryKind(Edited[RepositoryTask]):
 
 REPOSITORY = RepositoryKind()
 KINDS.register(REPOSITORY.name, REPOSITORY)
+
+
+def scanned(candidate: Candidate) -> Candidate:
+    """`candidate` with what the static scan finds in the lines its patch adds."""
+    return dataclasses.replace(candidate, suspects=tuple(scan_patch(candidate.patch or "")))
 
 
 def judged(

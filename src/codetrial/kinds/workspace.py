@@ -13,7 +13,7 @@ from typing import TypeVar
 from codetrial.config import WORKSPACE_DEFAULTS, RunConfig
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
-from codetrial.gate import Profile
+from codetrial.gate import Profile, scan_files
 from codetrial.kinds.base import KINDS, Asked, Kind, KindedTask, output_of
 from codetrial.prompts import (
     WORKSPACE_TEMPLATES,
@@ -100,7 +100,8 @@ class WorkspaceKind(Edited[WorkspaceTask]):
         workspace: dict[str, str] | None = None,
     ) -> tuple[Candidate, Future[Verdict]]:
         files, malformed = apply_edit(text, task, asked.edit_format, workspace)
-        candidate = Candidate(text, None, files)
+        suspects = tuple(scan_files(dict(task.files), files))
+        candidate = Candidate(text, None, files, suspects=suspects)
         if malformed is not None:
             return candidate, settled(malformed)
         return candidate, judged(pool, files, task)

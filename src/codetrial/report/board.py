@@ -21,6 +21,7 @@ from pathlib import Path
 
 from codetrial.errors import ConfigError, StoreError
 from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
+from codetrial.records import Outcome
 from codetrial.report.charts import shown_size, size_vs_score
 from codetrial.report.document import render
 from codetrial.runs import find_runs
@@ -41,7 +42,9 @@ def parse_size(text: str) -> float | None:
 @dataclass(frozen=True)
 class Entry:
     """One model's results in one run. `tasks`: task id and digest -> how many of its
-    samples passed on the first attempt, and after repair, of how many."""
+    samples passed on the first attempt, and after repair, of how many. `tampered`
+    and `suspect`: its attempts whose run showed interference, and whose candidate
+    the static scan found reaching into the test machinery."""
 
     run_dir: Path
     model: str
@@ -54,6 +57,8 @@ class Entry:
     generation_s: float
     execution_s: float
     memory_kb: int | None
+    tampered: int = 0
+    suspect: int = 0
 
     @property
     def pass_rate(self) -> float:
@@ -120,6 +125,8 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
                     generation_s=sum(a.generation_s for a in used),
                     execution_s=sum(a.execution_s for a in used),
                     memory_kb=max(memory) if memory else None,
+                    tampered=sum(a.outcome is Outcome.TAMPERED for a in used),
+                    suspect=sum(bool(a.suspects) for a in used),
                 )
             )
     return found
@@ -208,6 +215,14 @@ class Row:
         return max(memory) / 1024 if memory else None
 
     @property
+    def tampered(self) -> int:
+        return sum(e.tampered for e in self.entries)
+
+    @property
+    def suspect(self) -> int:
+        return sum(e.suspect for e in self.entries)
+
+    @property
     def variant(self) -> str:
         """The conditions that set this row apart from others of its suite."""
         return ", ".join(f"{k} {v or 'none'}" for k, v in self.differs.items())
@@ -250,6 +265,8 @@ def _row_dict(row: Row) -> dict[str, object]:
         "tokens_per_s": row.tokens_per_s,
         "seconds_per_sample": row.seconds_per_sample,
         "model_memory_mb": row.memory_mb,
+        "tampered": row.tampered,
+        "suspect": row.suspect,
         "paired_with_above": None
         if row.paired is None
         else {

@@ -27,6 +27,7 @@ from codetrial.report.summary import (
     ModelSummary,
     PassAtK,
     RepositorySummary,
+    SuspectLine,
     cell,
     edit_summaries,
     efficiency_summaries,
@@ -34,6 +35,7 @@ from codetrial.report.summary import (
     pass_at_k_rows,
     repository_summaries,
     summarize,
+    suspect_lines,
 )
 from codetrial.store import RunStore
 from codetrial.store.artifacts import read_json, slug, write_atomic
@@ -59,6 +61,7 @@ class Figures:
     modes: list[ModeRow]  # questions only, as the next two
     mode_pairs: list[ModePair]
     fix_gains: list[FixGain]
+    suspects: list[SuspectLine]  # the static scan's findings, attempt by attempt
 
 
 def figures(store: RunStore) -> Figures:
@@ -86,6 +89,7 @@ def figures(store: RunStore) -> Figures:
         modes=mode_rows(results, config.labels) if config.modes else [],
         mode_pairs=mode_pairs(results, config.labels) if config.modes else [],
         fix_gains=fix_gains(results, config.models, labels),
+        suspects=suspect_lines(results),
     )
 
 
@@ -155,6 +159,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "modes": figures.modes,
         "mode_pairs": figures.mode_pairs,
         "fix_gains": figures.fix_gains,
+        "suspects": figures.suspects,
         "images": (lambda result: question_images(store.run_dir, result)),
     }
 
@@ -188,6 +193,7 @@ def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
         }
         if figures.modes
         else None,
+        "suspects": [line.as_dict() for line in figures.suspects],
         "tasks": [
             {
                 "model": r.model,

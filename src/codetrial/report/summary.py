@@ -21,7 +21,10 @@ from codetrial.records import (
 
 @dataclass(frozen=True)
 class ModelSummary:
-    """One row of the results table; first-attempt and repaired figures kept apart."""
+    """One row of the results table; first-attempt and repaired figures kept apart.
+    `tampered` and `suspect` count attempts of every sample, not only the first: runs
+    whose tests or channel showed interference, and candidates the static scan found
+    at least one reach into the test machinery in (see `codetrial.gate.scan`)."""
 
     model: str
     tasks: int
@@ -31,6 +34,8 @@ class ModelSummary:
     repair_tries: int
     gate_rejects: int
     infra_errors: int
+    tampered: int = 0
+    suspect: int = 0
 
     def as_dict(self) -> dict[str, int | str]:
         return asdict(self)
@@ -43,6 +48,7 @@ def summarize(results: Sequence[TaskResult], models: Sequence[str]) -> list[Mode
         mine = [r for r in results if r.model == model and r.sample == 0]
         attempts = [a for r in mine for a in (r.first, *r.repairs)]
         repaired = [r for r in mine if r.repairs]
+        every = [a for r in results if r.model == model for a in (r.first, *r.repairs)]
         rows.append(
             ModelSummary(
                 model=model,
@@ -53,9 +59,39 @@ def summarize(results: Sequence[TaskResult], models: Sequence[str]) -> list[Mode
                 repair_tries=len(repaired),
                 gate_rejects=sum(a.outcome is Outcome.REJECTED for a in attempts),
                 infra_errors=sum(a.outcome is Outcome.INFRA_ERROR for a in attempts),
+                tampered=sum(a.outcome is Outcome.TAMPERED for a in every),
+                suspect=sum(bool(a.suspects) for a in every),
             )
         )
     return rows
+
+
+@dataclass(frozen=True)
+class SuspectLine:
+    """One finding of the static scan, with the attempt it was found in."""
+
+    model: str
+    task_id: str
+    sample: int
+    attempt: int
+    path: str
+    line: int
+    rule: str
+    message: str
+    text: str
+
+    def as_dict(self) -> dict[str, int | str]:
+        return asdict(self)
+
+
+def suspect_lines(results: Sequence[TaskResult]) -> list[SuspectLine]:
+    """Every finding of the static scan in the stored attempts, attempt by attempt."""
+    return [
+        SuspectLine(a.model, a.task_id, a.sample, a.attempt, **s.model_dump())
+        for r in results
+        for a in (r.first, *r.repairs)
+        for s in a.suspects
+    ]
 
 
 def cell(result: TaskResult) -> str:
