@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, sync_playwright
 
+from codetrial.records import Outcome
+from codetrial.report.charts import OUTCOME_COLOURS
 from codetrial.tasks import Task
 from codetrial.tasks.workspace import load_exercism
 from tests.conftest import CLI_ENV, CODETRIAL, DATA_WHEELS, POLYGLOT, SWE_WHEELS, fenced
@@ -391,3 +393,8 @@ def test_a_question_run_shows_each_round_with_its_chart(page: Page, tmp_path: Pa
     image = chain.locator("img.chart-image")
     assert image.is_visible() and image.evaluate("i => i.naturalWidth") > 100
     assert errors == []
+
+
+def test_every_outcome_has_a_colour_in_the_outcome_chart() -> None:
+    """An outcome without one would be left out of the chart of how attempts ended."""
+    assert set(OUTCOME_COLOURS) == {o.value for o in Outcome}
