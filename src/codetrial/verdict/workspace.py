@@ -9,12 +9,15 @@ outside it:
 - it knows before the run which tests there are, read from the test files' syntax, and
   requires a record for each of them, each once, with this run's nonce, then the end
   record, then the child's own exit;
-- a run with a collection error, a changed test machinery, a missing, extra or
-  unsigned record, or a stop by a limit is never a pass.
+- a run with a collection error, a missing, extra or unsigned record, or a stop by a
+  limit is never a pass;
+- it plants sentinel tests in a test file for every run (see
+  `codetrial.verdict.sentinels`): a run whose sentinels did not report as planted,
+  or whose test machinery changed, is `tampered`.
 
 What this cannot resist: code that searches its own process for the runner's nonce
-and channel and writes records itself. Function tasks never come here: their tests
-run on the trusted side.
+and channel and writes records itself, or that bends only the tests it knows by
+name. Function tasks never come here: their tests run on the trusted side.
 """
 
 from __future__ import annotations
