@@ -185,9 +185,9 @@ class _Derivable:
 class _Host:
     """Where a file takes sentinel methods: after the last line of a TestCase class
     that nothing defining tests follows, indented and with the parameters of its own
-    tests. `fixtures`: its tests run a setUp or tearDown (or it derives from a class
-    the file does not define), which may fail for an honest candidate, so no
-    sentinel there is planted to pass."""
+    tests. `fixtures`: its tests run a setUp or tearDown, or a class decorator's
+    patch (or it derives from a class the file does not define), which may fail for
+    an honest candidate, so no sentinel there is planted to pass."""
 
     case: str
     at: int
@@ -269,7 +269,9 @@ def _host(source: str) -> _Host | None:
     chain, fixtures, is_case = [last], False, False
     while chain:
         node = chain.pop()
-        fixtures |= any(isinstance(n, ast.FunctionDef) and n.name in _FIXTURES for n in node.body)
+        fixtures |= bool(node.decorator_list) or any(
+            isinstance(n, ast.FunctionDef) and n.name in _FIXTURES for n in node.body
+        )
         for base in map(ast.unparse, node.bases):
             if base in ("unittest.TestCase", "TestCase"):
                 is_case = True
