@@ -418,11 +418,11 @@ STUB_ATTACKS = {
     "patches_unittest": (
         "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
         "unittest.TestCase.assertIs = lambda *a, **k: None\n",
-        Outcome.ERROR, "changed the test machinery",
+        Outcome.TAMPERED, "planted to fail reported passed",
     ),
     "patches_builtins": (
         "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n",
-        Outcome.FAILED, "changed the test machinery",
+        Outcome.TAMPERED, "changed the test machinery",
     ),
     "writes_conftest_and_pytest_ini": (
         "open('conftest.py', 'w').write('import pytest\\n')\n"
@@ -460,7 +460,8 @@ STUB_ATTACKS = {
 def test_a_workspace_attack_does_not_pass(attack: str, sandbox: Sandbox) -> None:
     """Workspace tests run in the candidate's process (trust level in-sandbox). Each
     attack goes in front of the react exercise's stub, which fails every test: had it
-    worked, the stub would pass. The evidence says what stopped it."""
+    worked, the stub would pass. The evidence says what stopped it; a run caught
+    tampering gets no feedback."""
     code, outcome, evidence = STUB_ATTACKS[attack]
     task = load_exercise(POLYGLOT / "exercises" / "react", "polyglot-python")
     files = {"react.py": code + dict(task.files)["react.py"]}
@@ -468,4 +469,7 @@ def test_a_workspace_attack_does_not_pass(attack: str, sandbox: Sandbox) -> None
     shown = f"{verdict.detail}\n{verdict.visible_output}"
     assert verdict.outcome is outcome, shown
     assert evidence in shown, shown
-    assert verdict.feedback is not None and len(verdict.feedback) <= 4000
+    if outcome is Outcome.TAMPERED:
+        assert verdict.feedback is None
+    else:
+        assert verdict.feedback is not None and len(verdict.feedback) <= 4000

@@ -388,13 +388,15 @@ def test_a_third_try_continues_the_same_conversation(
 
 
 def test_references_tasks_and_a_folder_of_exercises(tmp_path: Path) -> None:
-    """`check --references` on the polyglot exercises, and on a folder of exercises
-    passed as --suite PATH in which a stub already passes its tests."""
+    """`check --references` on the polyglot exercises (every reference passes, every
+    stub fails, none is tampered), and on a folder of exercises passed as --suite PATH
+    in which a stub already passes its tests."""
     checked = run_cli(
         "check", "--references", "--suite", "polyglot-python", "--data", POLYGLOT, "--workers", "2"
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.count("passed") == 34
+    assert "tampered" not in checked.stdout  # sentinels raise no alarm on honest code
     suite = tmp_path / "mine"
     for name in ("react", "bowling"):
         shutil.copytree(POLYGLOT / "exercises" / name, suite / name)

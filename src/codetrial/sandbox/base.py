@@ -92,11 +92,15 @@ class Sandbox:
         limits: Limits | None = None,
         blobs: dict[str, bytes] | None = None,
         pytest: dict[str, Any] | None = None,
+        *,
+        guarded: bool = True,
     ) -> Iterator[TestRun]:
         """`tests` run by the in-sandbox runner next to the candidate's `files` (path ->
         text, relative to its workspace; `blobs` for files that are not text),
         reporting with `nonce`. With `pytest` ({"environment", "python_path", "args",
-        "files"}) a repository's own tests run with pytest instead."""
+        "files"}) a repository's own tests run with pytest instead. `guarded=False`
+        runs `tests` as a naive runner would (see testrun.py): only for the tests
+        that show what its defences stop."""
         run = TestRun(
             self._worker,
             files,
@@ -105,6 +109,7 @@ class Sandbox:
             limits=limits or self._limits,
             blobs=blobs or {},
             pytest=pytest,
+            guarded=guarded,
         )
         try:
             yield run

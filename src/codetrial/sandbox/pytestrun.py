@@ -26,13 +26,12 @@ Records, one JSON line each:
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
-from testrun import TRACE_CHARS, Send, channel
+from testrun import TRACE_CHARS, Send, channel, exposed
 
 
 def _reporter(send: Send, workspace: str) -> tuple[Any, Callable[[], int]]:
@@ -85,23 +84,12 @@ def _reporter(send: Send, workspace: str) -> tuple[Any, Callable[[], int]]:
     return Reporter(), lambda: sent[0]
 
 
-def _exposed(fd: int, nonce: str) -> Send:
-    """A naive runner's channel, which sends through the `json` and `os` of the
-    moment: repository code can rebind them. Only for the tests that show what the
-    captured channel stops (`"guarded": false` in the spec)."""
-
-    def send(record: dict[str, Any]) -> None:
-        os.write(fd, (json.dumps({"nonce": nonce, **record}) + "\n").encode())
-
-    return send
-
-
 def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
     """Run pytest as `spec["pytest"]` says ({"environment", "python_path", "args",
     "files", "guarded"?}) in `workspace`, report on `out_fd`, and end the process."""
     settings = spec["pytest"]
     guarded = settings.get("guarded", True)
-    send = (channel if guarded else _exposed)(out_fd, spec["nonce"])
+    send = (channel if guarded else exposed)(out_fd, spec["nonce"])
     end, text, integer, tail = os._exit, repr, int, -TRACE_CHARS
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     paths = [os.path.join(workspace, folder) for folder in settings["python_path"]]

@@ -487,8 +487,11 @@ class TestRun(_Child):
         limits: Limits,
         blobs: dict[str, bytes],
         pytest: dict[str, Any] | None,
+        guarded: bool,
     ) -> None:
         spec: dict[str, Any] = {"files": files, "tests": tests, "nonce": nonce}
+        if not guarded:
+            spec["guarded"] = False
         if blobs:
             spec["blobs"] = {path: base64.b64encode(data).decode() for path, data in blobs.items()}
         if pytest is not None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import builtins
 import importlib
 import importlib.machinery
+import json
 import linecache
 import os
 import sys
@@ -120,6 +121,17 @@ def channel(fd: int, nonce: str) -> Send:
     return send
 
 
+def exposed(fd: int, nonce: str) -> Send:
+    """A naive runner's channel, which sends through the `json` and `os` of the
+    moment: the code under test can rebind them. Only for the tests that show what
+    the captured channel stops (`"guarded": false` in the spec)."""
+
+    def send(record: dict[str, Any]) -> None:
+        os.write(fd, (json.dumps({"nonce": nonce, **record}) + "\n").encode())
+
+    return send
+
+
 def _machinery(unittest: Any) -> dict[str, int]:
     """Identities of what a verdict rests on, to compare after the run."""
     watched = {
@@ -175,17 +187,20 @@ def _run_one(unittest: Any, case: Any) -> dict[str, Any]:
 
 
 def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
-    """Run the tests in `spec` ({"tests": {path: source}, "nonce"}) against the files
-    in `workspace`, report on `out_fd`, and end the process."""
+    """Run the tests in `spec` ({"tests": {path: source}, "nonce", "guarded"?}) against
+    the files in `workspace`, report on `out_fd`, and end the process. `"guarded":
+    false` runs as a naive runner would, with the exposed channel and no snapshot of
+    the test machinery."""
     import unittest
 
     def trace(text: str) -> str:
         """Paths relative to the workspace, as the model knows them; the end kept."""
         return text.replace(workspace + os.sep, "")[-TRACE_CHARS:]
 
-    send = channel(out_fd, spec["nonce"])
+    guarded = spec.get("guarded", True)
+    send = (channel if guarded else exposed)(out_fd, spec["nonce"])
     tests: dict[str, str] = spec["tests"]
-    before = _machinery(unittest)
+    before = _machinery(unittest) if guarded else {}
     sys.meta_path.insert(0, _Pristine(tests))
     sys.path.insert(0, workspace)
     ran = 0
@@ -201,7 +216,7 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
                 record["trace"] = trace(record["trace"])
             send({"test": test_id, **record})
             ran += 1
-    changed = sorted(k for k, v in _machinery(unittest).items() if before.get(k) != v)
+    changed = sorted(k for k, v in _machinery(unittest).items() if guarded and before.get(k) != v)
     if changed:
         send({"tampered": changed[:20]})
     send({"end": ran})

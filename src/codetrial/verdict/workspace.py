@@ -9,12 +9,15 @@ outside it:
 - it knows before the run which tests there are, read from the test files' syntax, and
   requires a record for each of them, each once, with this run's nonce, then the end
   record, then the child's own exit;
-- a run with a collection error, a changed test machinery, a missing, extra or
-  unsigned record, or a stop by a limit is never a pass.
+- a run with a collection error, a missing, extra or unsigned record, or a stop by a
+  limit is never a pass;
+- it plants sentinel tests in a test file for every run (see
+  `codetrial.verdict.sentinels`): a run whose sentinels did not report as planted,
+  or whose test machinery changed, is `tampered`.
 
 What this cannot resist: code that searches its own process for the runner's nonce
-and channel and writes records itself. Function tasks never come here: their tests
-run on the trusted side.
+and channel and writes records itself, or that bends only the tests it knows by
+name. Function tasks never come here: their tests run on the trusted side.
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import ast
 import difflib
 import functools
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from codetrial.config import Limits
@@ -34,8 +38,13 @@ from codetrial.syntax import described, parse
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict.decide import FEEDBACK_CHARS, classify, usage_of
+from codetrial.verdict.sentinels import Sentinel, betrayed, plant_methods
 
 _OUTCOMES = frozenset(TestOutcome)
+# A sentinel planted to fail that is derived from a test of the file fails, or stops
+# with an error where the candidate's code raised before the comparison; one that
+# passed or was skipped did not report as planted.
+_FAILING = frozenset({TestOutcome.FAILED.value, TestOutcome.ERROR.value})
 
 
 def _test_cases(tree: ast.Module) -> dict[str, list[str]]:
@@ -116,32 +125,58 @@ def signed(run: TestRun, nonce: str) -> tuple[list[dict[str, Any]], list[str]]:
     return records, problems + ([] if ended else ["the runner did not finish"])
 
 
+@dataclass(frozen=True)
+class _Collected:
+    """What a run reported: the task's tests' results, the problems that keep it from
+    being complete (none: every expected test, sentinels included, reported once,
+    signed, then the end), the failures' text, and the evidence of tampering (what
+    the sentinels reported that they were not planted to, a changed test machinery)."""
+
+    results: list[TestResult]
+    problems: list[str]
+    failures: list[str]
+    tampering: list[str]
+
+
 def _collect(
-    run: TestRun, nonce: str, expected: frozenset[str]
-) -> tuple[list[TestResult], list[str], list[str]]:
-    """The run's per-test results, the problems that keep it from being complete (none:
-    every expected test reported once, signed, then the end), and the failures' text."""
+    run: TestRun, nonce: str, expected: frozenset[str], planted: Sequence[Sentinel]
+) -> _Collected:
+    sentinels = {s.node for s in planted}
     results: list[TestResult] = []
+    reported: dict[str, dict[str, Any]] = {}
+    uncollected: set[str] = set()
     problems: list[str] = []
     output: list[str] = []
+    tampering: list[str] = []
+    every: list[str] = []
     records, untrusted = signed(run, nonce)
     for record in records:
         if "test" in record and record.get("outcome") in _OUTCOMES:
+            name = str(record["test"])
+            reported[name] = record
+            every.append(name)
+            if name in sentinels:
+                continue
             results.append(_result(record))
             if record["outcome"] != TestOutcome.PASSED:
-                output.append(f"FAILED {record['test']}\n{record.get('trace', '')}")
+                output.append(f"FAILED {name}\n{record.get('trace', '')}")
         elif "collection_error" in record:
+            uncollected.add(str(record["collection_error"]))
             problems.append(f"a test file failed to import: {record['collection_error']}")
             output.append(
                 f"ERROR collecting {record['collection_error']}\n{record.get('trace', '')}"
             )
         elif "tampered" in record:
-            problems.append(f"the code under test changed the test machinery: {record['tampered']}")
-    names = [r.name for r in results]
-    if len(set(names)) != len(names) or set(names) != expected:
-        missing = len(expected - set(names))
-        problems.append(f"{len(names)} results for {len(expected)} tests ({missing} missing)")
-    return results, problems + untrusted, output
+            changed = f"the code under test changed the test machinery: {record['tampered']}"
+            tampering.append(changed)
+    if len(set(every)) != len(every) or set(every) != expected | sentinels:
+        missing = len(expected - set(every))
+        problems.append(f"{len(results)} results for {len(expected)} tests ({missing} missing)")
+    if untrusted:
+        tampering = []
+    else:
+        tampering += betrayed(planted, reported, uncollected, failing=_FAILING)
+    return _Collected(results, problems + untrusted, output, tampering)
 
 
 def apply_edit(
@@ -212,25 +247,45 @@ def trimmed(failures: str, tail: str, limit: int = FEEDBACK_CHARS) -> str:
 
 
 def judge_workspace(
-    files: Mapping[str, str], task: WorkspaceTask, sandbox: Sandbox, limits: Limits
+    files: Mapping[str, str],
+    task: WorkspaceTask,
+    sandbox: Sandbox,
+    limits: Limits,
+    *,
+    guarded: bool = True,
 ) -> Verdict:
     """The verdict on the files a candidate leaves (path -> text: the task's files,
     with what it changed replaced). A Python file that does not compile is a
-    syntax_error found on the trusted side, without running anything."""
+    syntax_error found on the trusted side, without running anything. A run whose
+    sentinels did not report as planted, or whose test machinery changed, is
+    `tampered`, with no feedback. `guarded=False` runs as a naive runner would,
+    without sentinels, the machinery's snapshot or the captured channel: only for the
+    tests that show what the defences stop."""
     workspace = dict(task.files) | dict(files)
     if (error := _syntax_error(workspace)) is not None:
         return Verdict(Outcome.SYNTAX_ERROR, gate=None, detail=error, feedback=error)
     nonce = secrets.token_hex(16)
     expected = _expected(task.tests)
-    with sandbox.test_run(workspace, task.test_sources, nonce, limits) as run:
-        results, problems, failures = _collect(run, nonce, expected)
-    outcome = classify(run.stop, results, complete=not problems)
+    tests, planted = plant_methods(task.test_sources) if guarded else (task.test_sources, ())
+    with sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded) as run:
+        collected = _collect(run, nonce, expected, planted)
+    results, problems, failures = collected.results, collected.problems, collected.failures
+    if run.stop is None and collected.tampering:
+        outcome = Outcome.TAMPERED
+    else:
+        outcome = classify(run.stop, results, complete=not problems)
     passed = sum(r.outcome is TestOutcome.PASSED for r in results)
     tail = "\n".join([*problems, f"{passed} passed, {len(expected) - passed} failed"])
-    detail = f"{run.stop.value}: {run.stop_detail}" if run.stop else ""
+    if run.stop:
+        detail = f"{run.stop.value}: {run.stop_detail}"
+    elif outcome is Outcome.TAMPERED:
+        detail = "\n".join(["the tests' results were forged:", *collected.tampering, tail])
+    else:
+        detail = ""
     output = "\n".join([*failures, tail])
     feedback = None
-    if outcome is not Outcome.PASSED:
+    # A forged run gets no feedback: what it could say would teach how it was caught.
+    if outcome not in (Outcome.PASSED, Outcome.TAMPERED):
         feedback = trimmed("\n".join([detail, *failures]).strip(), tail)
     return Verdict(
         outcome,
