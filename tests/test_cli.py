@@ -290,3 +290,36 @@ def test_every_help_text_shows_as_written() -> None:
     assert len(found) > 100
     for text in found:
         assert Text.from_markup(text).plain == text.replace("\\[", "["), text
+
+
+def test_check_references_finds_tests_that_catch_nothing_and_tests_that_flip(
+    tmp_path: Path,
+) -> None:
+    """Trivial bodies the tests pass, and a test whose outcome changes from one run of
+    the reference to the next (this one counts its runs in a file and fails every
+    second one: the reference's first run passes, the next of its runs fails)."""
+    suite = tmp_path / "weak"
+    tasks = {
+        "first": ("def first(items, default=None):", "return items[0] if items else default",
+                  "def test_empty():\n    assert first([]) is None\n"),
+        "double": ("def double(x):", "return 2 * x",
+                   f"def test_double():\n"
+                   f"    with open({str(tmp_path / 'runs')!r}, 'a+') as runs:\n"
+                   f"        runs.write('x')\n        odd = runs.tell() % 2\n"
+                   f"    assert double(2) == 4 and odd\n"),
+        "negate": ("def negate(x):", "return -x",
+                   "def test_negate():\n    assert negate(3) == -3\n"),
+    }  # fmt: skip
+    for name, (signature, body, tests) in tasks.items():
+        folder = write_task(suite / name, signature, f"from candidate import {name}\n\n{tests}")
+        (folder / "reference.py").write_text(f"{signature}\n    {body}\n")
+    result = cli("check", "--references", "--suite", suite, env={**CLI_ENV, "COLUMNS": "200"})
+    assert result.returncode == 1, result.stdout + result.stderr
+    rows = {
+        cells[0]: cells[1:]
+        for line in result.stdout.splitlines()
+        if len(cells := [c.strip() for c in line.split("│")[1:-1]]) == 5
+    }
+    assert rows["first"] == ["passed", "", "pass, return None", ""]
+    assert rows["double"] == ["passed", "", "", "test_double"]
+    assert rows["negate"] == ["passed", "", "", ""]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,12 +43,16 @@ class Checked:
     task_id: str
     reference: Verdict | None
     start: Verdict | None
+    caught_nothing: tuple[str, ...] = ()  # trivial bodies the tests pass
+    flaky: tuple[str, ...] = ()  # tests whose outcome changed when the reference ran again
 
     @property
     def sound(self) -> bool:
-        """The reference passes (if there is one) and the starting files do not."""
+        """The reference passes (if there is one), the starting files and every trivial
+        body do not, and no test's outcome changes from one run to the next."""
         passes = self.reference is None or self.reference.outcome is Outcome.PASSED
-        return passes and (self.start is None or self.start.outcome is not Outcome.PASSED)
+        fails = self.start is None or self.start.outcome is not Outcome.PASSED
+        return passes and fails and not self.caught_nothing and not self.flaky
 
 
 def _policy(kind: Kind[Any], where: Where) -> SandboxPolicy:
@@ -97,9 +102,33 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
     tasks = load_suite(where.suite, None, where.data)
     kind = tasks.kind
     with _judging(where, kind, tasks) as (profile, pool):
-        pending = [(task.id, *kind_of(task).references(pool, task, profile)) for task in tasks]
-        checked = [
-            Checked(task_id, *(verdict_of(f) if f else None for f in (reference, start)))
-            for task_id, reference, start in pending
+        pending = [
+            (task.id, *kind.references(pool, task, profile), kind.probes(pool, task, profile))
+            for task in tasks
         ]
+        checked = []
+        for task_id, reference, start, probes in pending:
+            first = verdict_of(reference) if reference else None
+            trivial = [p.name for p in probes if p.trivial and _passed(p.verdict)]
+            again = [verdict_of(p.verdict) for p in probes if not p.trivial]
+            flaky = _changed(first, again) if first else ()
+            start_verdict = verdict_of(start) if start else None
+            checked.append(Checked(task_id, first, start_verdict, tuple(trivial), flaky))
         return pool.isolation, profile.name, checked
+
+
+def _passed(future: Future[Verdict]) -> bool:
+    return verdict_of(future).outcome is Outcome.PASSED
+
+
+def _changed(first: Verdict, again: list[Verdict]) -> tuple[str, ...]:
+    """The tests whose outcome differs between `first` and any run `again` (or "the
+    outcome" when the runs' outcomes differ and no test's does)."""
+    outcomes = {t.name: t.outcome for t in first.tests}
+    changed = sorted(
+        {t.name for run in again for t in run.tests if outcomes.get(t.name) is not t.outcome}
+        | {name for run in again for name in outcomes.keys() - {t.name for t in run.tests}}
+    )
+    if not changed and any(run.outcome is not first.outcome for run in again):
+        return ("the outcome",)
+    return tuple(changed)

@@ -44,10 +44,16 @@ def _cell(verdict: Verdict | None, should_pass: bool) -> Text:
 
 def _references_table(checked: list[Checked]) -> Table:
     table = Table(title="References and starting files")
-    for header in ("task", "reference", "files as given"):
-        table.add_column(header)
+    for header in ("task", "reference", "files as given", "tests catch nothing", "flaky"):
+        table.add_column(header, overflow="fold")
     for row in checked:
-        table.add_row(row.task_id, _cell(row.reference, True), _cell(row.start, False))
+        table.add_row(
+            row.task_id,
+            _cell(row.reference, True),
+            _cell(row.start, False),
+            Text(", ".join(row.caught_nothing), style="red"),
+            Text(", ".join(row.flaky), style="red"),
+        )
     return table
 
 
@@ -88,8 +94,11 @@ def check(
     edit applied to a workspace task's files; a repository task's FILE is a patch);
     exit 0 only when it passes. With --references, judge every task's reference
     solution and, for workspace tasks, the files as given (repository tasks: the gold
-    patch, and the tests at the base commit); exit 0 only when every reference passes
-    and no starting files do."""
+    patch, and the tests at the base commit); for function tasks, also trivial bodies
+    (pass, return None, return the first argument, raise NotImplementedError), which
+    the tests must fail, and the reference twice more, to find a test whose outcome
+    changes; exit 0 only when every reference passes, no starting files or trivial
+    body do, and no test is flaky."""
     if references == (file is not None) or (file is not None and task is None):
         raise ConfigError("give FILE with --task ID, or --references")
     if references and prompt_profile is not None:

@@ -213,6 +213,22 @@ class Kind(Generic[T]):
         """The reference's verdict and the starting files' (None where there is none)."""
         return None, None
 
+    def probes(self, pool: JudgePool, task: T, profile: Profile) -> list[Probe]:
+        """What says whether `task`'s tests can be trusted, judged: candidates they
+        must fail, and the reference judged again under `profile` (none by default)."""
+        return []
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A candidate judged to test a task's tests: `trivial` (a body that does nothing
+    useful, which the tests must fail) or the reference judged again (which must come
+    out as it did the first time), named by what it is."""
+
+    name: str
+    trivial: bool
+    verdict: Future[Verdict]
+
 
 def output_of(record: AttemptRecord, label: str) -> dict[str, str]:
     """An attempt's test output (its visible tests', then its hidden tests'), or what

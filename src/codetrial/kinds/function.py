@@ -3,6 +3,7 @@ the trusted side against the sandboxed candidate (trust level "trusted-side").""
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -10,8 +11,8 @@ from pathlib import Path
 from codetrial.config import FUNCTION_DEFAULTS, RunConfig
 from codetrial.environments import Prepared
 from codetrial.extract import extract
-from codetrial.gate import Profile
-from codetrial.kinds.base import KINDS, Asked, Kind, output_of, with_libraries
+from codetrial.gate import Profile, get_profile
+from codetrial.kinds.base import KINDS, Asked, Kind, Probe, output_of, with_libraries
 from codetrial.prompts import (
     PROMPT_PROFILES,
     TEMPLATES,
@@ -20,10 +21,11 @@ from codetrial.prompts import (
     system_message,
 )
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict, Visibility
-from codetrial.tasks.model import Task
+from codetrial.tasks.model import Signature, Task
 from codetrial.verdict.pool import JudgePool
 
 NO_CODE = "(no code was found in the response)"
+AGAIN = 2  # more runs of a reference, to find a test whose outcome changes
 
 
 class FunctionKind(Kind[Task]):
@@ -110,6 +112,46 @@ class FunctionKind(Kind[Task]):
         if task.reference is None:
             return None, None
         return pool.submit(Candidate(task.reference, task.reference), task, profile), None
+
+    def probes(self, pool: JudgePool, task: Task, profile: Profile) -> list[Probe]:
+        """The trivial bodies (see `trivial_bodies`), judged with the gate off, and the
+        reference judged `AGAIN` more times under `profile`, each anew."""
+        off = get_profile("off")
+        found = [
+            Probe(name, True, pool.submit_fresh(Candidate(code, code), task, off))
+            for name, code in trivial_bodies(task.signature).items()
+        ]
+        if task.reference is not None:
+            again = Candidate(task.reference, task.reference)
+            found += [
+                Probe(f"reference, run {n + 2}", False, pool.submit_fresh(again, task, profile))
+                for n in range(AGAIN)
+            ]
+        return found
+
+
+def trivial_bodies(signature: Signature) -> dict[str, str]:
+    """The function of `signature` with each body that does nothing useful: what it
+    is -> its code (the signature without its annotations, which may name what the
+    task's prompt imports)."""
+    definition = signature.definition()
+    definition.returns = None
+    params = [*definition.args.posonlyargs, *definition.args.args, *definition.args.kwonlyargs]
+    for arg in (*params, definition.args.vararg, definition.args.kwarg):
+        if arg is not None:
+            arg.annotation = None
+    bodies: dict[str, list[ast.stmt]] = {
+        "pass": [ast.Pass()],
+        "return None": [ast.Return(ast.Constant(None))],
+        "raise NotImplementedError": [ast.Raise(ast.Name("NotImplementedError"))],
+    }
+    if params:
+        bodies["return its first argument"] = [ast.Return(ast.Name(params[0].arg))]
+    found = {}
+    for name, body in bodies.items():
+        definition.body = body
+        found[name] = ast.unparse(ast.fix_missing_locations(definition)) + "\n"
+    return found
 
 
 FUNCTION = FunctionKind()
