@@ -15,7 +15,7 @@ from rich.text import Text
 
 from codetrial.cli import app
 from codetrial.tasks import Task
-from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, cli, fenced, write_task
+from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, POLYGLOT, cli, fenced, write_task
 
 
 def _no_traceback(result: subprocess.CompletedProcess[str]) -> None:
@@ -323,3 +323,39 @@ def test_check_references_finds_tests_that_catch_nothing_and_tests_that_flip(
     assert rows["first"] == ["passed", "", "pass, return None", ""]
     assert rows["double"] == ["passed", "", "", "test_double"]
     assert rows["negate"] == ["passed", "", "", ""]
+
+
+def _column(output: str, index: int) -> str:
+    """The text of a table's column `index`, its folded lines joined."""
+    cells = [re.split("[│┃]", line) for line in output.splitlines()]
+    return "".join(c[index + 1].strip() for c in cells if len(c) > index + 1)
+
+
+@pytest.mark.parametrize("columns", ["80", "60"])
+def test_ids_are_never_cut_in_narrow_or_piped_output(
+    tmp_path: Path, contracts10: dict[str, Task], columns: str
+) -> None:
+    """A user copies ids and model names from the tables, and scripts read them."""
+    narrow = {**CLI_ENV, "COLUMNS": columns}
+    listed = cli("tasks", env=narrow)
+    assert listed.returncode == 0, listed.stderr
+    for task_id in contracts10:
+        assert task_id in listed.stdout
+    polyglot = cli("tasks", "--suite", "polyglot-python", "--data", POLYGLOT, env=narrow)
+    assert polyglot.returncode == 0, polyglot.stderr
+    assert "variable-length-quantity" in polyglot.stdout and "…" not in _column(polyglot.stdout, 0)
+    ids = ["merge_intervals", "longest_common_prefix"]
+    model = "qwen2.5-coder-7b-instruct-q4_k_m.json"
+    (tmp_path / model).write_text(
+        json.dumps(
+            {contracts10[i].entry_point: [fenced(contracts10[i].reference or "")] for i in ids}
+        )
+    )
+    args = ("run", "--model", f"scripted/{model}", "--task", ids[0], "--task", ids[1])
+    result = cli(*args, "--runs-dir", "runs", cwd=tmp_path, env=narrow)
+    assert result.returncode == 0, result.stderr
+    matrix, rest = result.stdout.split("Results", 1)
+    results = rest.split("pass@k", 1)[0]
+    assert all(task_id in matrix for task_id in ids)
+    assert f"scripted/{model}" in _column(matrix, 1)
+    assert f"scripted/{model}" in _column(results, 0)

@@ -246,3 +246,42 @@ def test_an_interrupt_during_a_generation_stores_what_was_judged(
         store.close()
         pool.close()
     assert (stored.task_id, stored.outcome) == ("palindrome", Outcome.PASSED)
+
+
+def test_execution_time_ends_when_the_verdict_comes_not_when_the_loop_looks(
+    tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    """The model writes the next candidate while the last is judged: a slow generation
+    after a verdict came must not count as that candidate's execution time."""
+    tasks = [contracts10["palindrome"], contracts10["two_sum"]]
+    pool = JudgePool(1, SandboxPolicy(Limits()))
+    slow_s = 2.0
+
+    class Slow(ScriptedBackend):
+        def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+            if "two_sum" in messages[-1].content:
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline and not all(
+                    f.done() for f in pool._verdicts.values()
+                ):
+                    time.sleep(0.01)
+                time.sleep(slow_s)
+            return super().generate(messages, options)
+
+    references = {f"def {t.entry_point}(": [fenced(t.reference or "")] for t in tasks}
+    backend = Slow(references)
+    config = RunConfig(models=["scripted"])
+    profile = get_profile(config.gate_profile)
+    manifest = new_manifest(
+        "r4", config, tasks, backends={}, prompts={}, system_prompt="", isolation=pool.isolation
+    )
+    store = RunStore.create(tmp_path / "r4", manifest)
+    try:
+        run_trial(Trial(config, profile, pool, store), tasks, [backend], lambda r: None)
+        stored = {r.task_id: r for r in store.attempts("scripted")}
+    finally:
+        store.close()
+        pool.close()
+    judged = stored["palindrome"]
+    assert judged.outcome is Outcome.PASSED
+    assert 0 < judged.execution_s < slow_s / 2

@@ -109,13 +109,22 @@ class Job:
 
 @dataclass(frozen=True)
 class Judging:
-    """A try being judged, since `started`, after `spent` seconds judging it before."""
+    """A try being judged, since `started`, after `spent` seconds judging it before;
+    `ended` once its verdict came."""
 
     job: Job
     generation: Generation
     candidate: Candidate
     started: float
     spent: float = 0.0
+    ended: float | None = None
+
+    @property
+    def seconds(self) -> float:
+        """The seconds the try was judged: until its verdict came, not until the loop,
+        busy generating, next looked."""
+        ended = time.monotonic() if self.ended is None else self.ended
+        return self.spent + ended - self.started
 
 
 @dataclass(frozen=True)
@@ -144,7 +153,7 @@ def record(
         attempt=job.attempt,
         messages=job.messages,
         generation=judging.generation,
-        execution_s=judging.spent + time.monotonic() - judging.started,
+        execution_s=judging.seconds,
     )
 
 
@@ -220,6 +229,22 @@ def _judged(trial: Trial, job: Job, generation: Generation) -> tuple[Judging, Fu
     return Judging(job, joined, before.judging.candidate, started, before.spent), final
 
 
+def _verdict_when(judging: Judging, future: Future[Verdict]) -> Future[tuple[Judging, Verdict]]:
+    """The try with the moment its verdict came, and that verdict (see `verdict_of`):
+    the loop may notice it only after its next generation."""
+    timed: Future[tuple[Judging, Verdict]] = Future()
+
+    def settle(done: Future[Verdict]) -> None:
+        ended = dataclasses.replace(judging, ended=time.monotonic())
+        try:
+            timed.set_result((ended, verdict_of(done)))
+        except Exception as exc:
+            timed.set_exception(exc)
+
+    future.add_done_callback(settle)
+    return timed
+
+
 def run_backend(
     trial: Trial, tasks: Sequence[AnyTask], backend: Backend, progress: Progress
 ) -> None:
@@ -231,16 +256,15 @@ def run_backend(
     up; whatever else stops it (an interrupt during a generation) stores the attempts
     judged by then."""
     jobs = first_jobs(trial, tasks, backend)
-    in_flight: dict[Future[Verdict], Judging] = {}
+    in_flight: set[Future[tuple[Judging, Verdict]]] = set()
     limit = 2 * trial.pool.workers
     unavailable: BackendUnavailable | None = None
 
     def keep(judging: Judging, verdict: Verdict) -> None:
         job = judging.job
         if verdict.asks is not None:
-            spent = judging.spent + time.monotonic() - judging.started
             if unavailable is None:
-                jobs.appendleft([_reply_job(Awaiting(judging, verdict, spent))])
+                jobs.appendleft([_reply_job(Awaiting(judging, verdict, judging.seconds))])
             return
         stored = record(trial, backend, job, judging, verdict)
         trial.store.save(job.task, stored, verdict.written)
@@ -265,16 +289,17 @@ def run_backend(
                         keep(judging, infrastructure_failure(str(exc)))
                     continue
                 for job, generation in zip(unit, generations, strict=True):
-                    judging, future = _judged(trial, job, generation)
-                    in_flight[future] = judging
+                    in_flight.add(_verdict_when(*_judged(trial, job, generation)))
                 done = {f for f in in_flight if f.done()}
             else:
                 done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             for future in done:
-                keep(in_flight.pop(future), verdict_of(future))
+                in_flight.remove(future)
+                keep(*future.result())
     finally:
         for future in [f for f in in_flight if f.done()]:
-            keep(in_flight.pop(future), verdict_of(future))
+            in_flight.remove(future)
+            keep(*future.result())
     if unavailable is not None:
         raise unavailable
 

@@ -69,7 +69,9 @@ def print_board(found: Board) -> None:
             "suspect",
             "vs above",
         ):
-            table.add_column(header, justify="left" if header == "model" else "right")
+            table.add_column(
+                header, justify="left" if header == "model" else "right", overflow="fold"
+            )
         for rank, row in enumerate(rows, start=1):
             seeds, paired = row.over_seeds, row.paired
             table.add_row(

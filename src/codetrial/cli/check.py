@@ -26,7 +26,7 @@ def _show(task_id: str, verdict: Verdict) -> None:
     if verdict.tests:
         table = Table()
         for header in ("test", "visibility", "outcome", "exception"):
-            table.add_column(header)
+            table.add_column(header, overflow="fold")
         for t in verdict.tests:
             table.add_row(t.name, t.visibility.value, t.outcome.value, t.exception_type or "")
         console.print(table)
@@ -45,7 +45,7 @@ def _cell(verdict: Verdict | None, should_pass: bool) -> Text:
 def _references_table(checked: list[Checked]) -> Table:
     table = Table(title="References and starting files")
     for header in ("task", "reference", "files as given", "tests catch nothing", "flaky"):
-        table.add_column(header, overflow="fold")
+        table.add_column(header, no_wrap=header == "task", overflow="fold")
     for row in checked:
         table.add_row(
             row.task_id,

@@ -29,7 +29,7 @@ def compare(
         return
     table = Table(title=f"{comparison.run_a} → {comparison.run_b} (first sample, first attempt)")
     for header in ("task", "A", "B", "change"):
-        table.add_column(header)
+        table.add_column(header, no_wrap=header == "task")
     for row in comparison.rows:
         if row.change:
             style = "green" if row.change == "gained" else "red"

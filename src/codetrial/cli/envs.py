@@ -51,7 +51,7 @@ def envs(
     wanted = {named: ["--packages"]} if named else _wanted(suite, data)
     table = Table(title=f"package environments in {environments.environments_dir()}")
     for header in ("for", "packages", "installed", "built"):
-        table.add_column(header)
+        table.add_column(header, overflow="fold")
     for needs, users in wanted.items():
         started = time.perf_counter()
         found = environments.cached(needs)

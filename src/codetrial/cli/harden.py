@@ -50,7 +50,11 @@ def harden(
     path = write_suite(hardened, name, out, seed)
     table = Table(title=f"{name}-hard: generated cases per task")
     for header in ("task", "seed inputs", "generated", "kept", "dropped", "heavy input"):
-        table.add_column(header, justify="left" if header in ("task", "dropped") else "right")
+        table.add_column(
+            header,
+            justify="left" if header in ("task", "dropped") else "right",
+            no_wrap=header == "task",
+        )
     for h in hardened:
         dropped = ", ".join(f"{n} {why}" for why, n in sorted(h.dropped.items()) if n)
         heavy = f"{len(h.heavy):,} chars" if h.heavy else "none"

@@ -39,7 +39,7 @@ def models(
     endpoints = endpoints_from_env(ollama_url, openai_url)
     table = Table(title="Model backends")
     for header in ("model", "ready", "detail"):
-        table.add_column(header)
+        table.add_column(header, overflow="fold")
     for _, kind in KINDS.items():
         for state in kind.readiness(endpoints):
             table.add_row(state.name, _mark(state.ready), state.detail)

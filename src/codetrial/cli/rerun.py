@@ -53,7 +53,9 @@ def _show(result: Rerun) -> None:
         console.print(f"under the run's recorded conditions ({result.isolation})")
     table = Table(title="Verdicts re-judged from the store")
     for header in ("model", "stage", "judged", "identical", "different", "not re-judged"):
-        table.add_column(header, justify="left" if header in ("model", "stage") else "right")
+        table.add_column(
+            header, justify="left" if header in ("model", "stage") else "right", overflow="fold"
+        )
     for t in result.tallies:
         share = f" ({100 * t.identical / t.judged:.1f} %)" if t.judged else ""
         table.add_row(

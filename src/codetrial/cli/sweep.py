@@ -80,7 +80,9 @@ def _plan_dict(planned: Plan) -> dict[str, object]:
 def print_plan(planned: Plan) -> None:
     table = Table(title=f"{planned.sweep.path} → {planned.folder}")
     for header in ("#", "cell", "samples", "status", "estimate"):
-        table.add_column(header, justify="right" if header in ("#", "samples") else "left")
+        table.add_column(
+            header, justify="right" if header in ("#", "samples") else "left", overflow="fold"
+        )
     for index, c in enumerate(planned.cells, start=1):
         status = c.state.status
         if status == "finished" and c.state.wall_s is not None:

@@ -51,7 +51,8 @@ def tasks(
         return
     table = Table(title=f"{suite} (built-in suites: {', '.join(known_suites())})")
     for header in ("task", "asks for", "tests", "reference", "verdict"):
-        table.add_column(header)
+        whole = header == "task"
+        table.add_column(header, no_wrap=whole, overflow="ellipsis" if whole else "fold")
     for one in loaded:
         table.add_row(*_row(one))
     console.print(table)

@@ -52,7 +52,10 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
         "tampered",
         "suspect",
     ):
-        table.add_column(header, justify="left" if header == "model" else "right")
+        model = header == "model"
+        table.add_column(
+            header, justify="left" if model else "right", overflow="fold" if model else "ellipsis"
+        )
     for r in rows:
         table.add_row(
             r.model,
@@ -71,9 +74,9 @@ def matrix_table(
     results: Sequence[TaskResult], models: Sequence[str], task_ids: Sequence[str]
 ) -> Table:
     table = Table(title="Task × model (first → after repair)")
-    table.add_column("task")
+    table.add_column("task", no_wrap=True)
     for model in models:
-        table.add_column(model)
+        table.add_column(model, overflow="fold")
     for task_id, cells in matrix(results, models, task_ids):
         row = [Text(task_id)]
         for result in cells:
@@ -91,7 +94,7 @@ def pass_at_k_table(rows: Sequence[PassAtK]) -> Table:
     table = Table(title="pass@k (95% bootstrap CI over tasks)")
     ks = list(rows[0].first) if rows else []
     for header in ("model", "samples", "stage", *(f"pass@{k}" for k in ks)):
-        table.add_column(header)
+        table.add_column(header, overflow="fold")
     for row in rows:
         for stage, values in (("first", row.first), ("after repair", row.after_repair)):
             cells = [str(values[k]) if values.get(k) else "n/a" for k in ks]
@@ -105,7 +108,7 @@ def edit_table(rows: Sequence[EditSummary]) -> Table:
     table = Table(title="Edits, as aider's leaderboard reports them")
     table.add_column("")
     for r in rows:
-        table.add_column(f"{r.model}\n{r.edit_format}", justify="right")
+        table.add_column(f"{r.model}\n{r.edit_format}", justify="right", overflow="fold")
     tries = len(rows[0].pass_after_try) if rows else 0
     lines: list[tuple[str, list[str]]] = [("cases", [str(r.cases) for r in rows])]
     lines += [
@@ -154,7 +157,7 @@ def _per_model(
     table = Table(title=title)
     table.add_column("")
     for r in rows:
-        table.add_column(r.model, justify="right")
+        table.add_column(r.model, justify="right", overflow="fold")
     for label, cells in lines:
         table.add_row(label, *cells)
     return table
