@@ -20,7 +20,7 @@ from codetrial.errors import ConfigError, StoreError, TaskFormatError
 from codetrial.records import AttemptRecord, Outcome
 from codetrial.tasks import Task
 from codetrial.verdict import pool as pool_module
-from tests.conftest import fenced
+from tests.conftest import POLYGLOT, fenced
 
 PUBLIC = {
     "AttemptRecord",
@@ -232,7 +232,7 @@ def test_run_open_run_and_compare(tmp_path: Path, contracts10: dict[str, Task]) 
         suite="contracts10",
         runs_dir=tmp_path / "runs",
     )
-    comparison = codetrial.compare(run, references, tmp_path / "compare.html")
+    comparison = codetrial.compare(run, references, str(tmp_path / "compare.html"))
     assert comparison.as_dict()["gained"] == ["two_sum"] and comparison.passed_b == 2
     assert (tmp_path / "compare.html").is_file()
     with pytest.raises(StoreError, match="not a codetrial run directory"):
@@ -291,3 +291,22 @@ def test_a_benchmark_is_asked_in_its_prompt_profile(tmp_path: Path) -> None:
         codetrial.configure("contracts10", prompt_profile="evalplus-instruct")
     with pytest.raises(ConfigError, match="unknown prompt profile 'evalplus'; known: codetrial"):
         codetrial.configure("humaneval", prompt_profile="evalplus")
+
+
+def test_a_path_may_be_given_as_a_str(tmp_path: Path, contracts10: dict[str, Task]) -> None:
+    tasks = codetrial.load_tasks("polyglot-python", data=str(POLYGLOT), task_ids=["proverb"])
+    assert [t.id for t in tasks] == ["proverb"]
+    config, _ = codetrial.configure(
+        "polyglot-python", ["scripted"], data=str(POLYGLOT), wheels=str(tmp_path), limit=1
+    )
+    assert config.data == POLYGLOT and config.wheels == tmp_path
+    samples = tmp_path / "samples.jsonl"
+    reference = contracts10["two_sum"].reference
+    samples.write_text(json.dumps({"task_id": "two_sum", "solution": reference}) + "\n")
+    run = codetrial.evaluate(str(samples), "contracts10", runs_dir=str(tmp_path / "runs"))
+    assert [r["passed"] for r in run.table()] == [True]
+    chosen = codetrial.select(str(run.path), "first", tests=None, ranker=None)
+    assert chosen.models[0].strategies[0].estimate.value == 1.0
+    page = codetrial.compare(str(run.path), str(run.path), out=str(tmp_path / "same.html"))
+    assert page.passed_b == 1 and (tmp_path / "same.html").is_file()
+    assert codetrial.board([str(tmp_path / "runs")]).suites

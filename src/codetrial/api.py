@@ -51,7 +51,7 @@ from codetrial.verdict.pool import JudgePool, verdict_of
 
 
 def load_tasks(
-    suite: str = "contracts10", *, data: Path | None = None, task_ids: Sequence[str] = ()
+    suite: str = "contracts10", *, data: Path | str | None = None, task_ids: Sequence[str] = ()
 ) -> Suite[Any]:
     """The tasks of a suite (a built-in name, a benchmark with its `data`, or a path),
     or only `task_ids` of them, as a `Suite`: a sequence of tasks that states their kind.
@@ -59,7 +59,12 @@ def load_tasks(
     >>> [task.id for task in load_tasks("contracts10")][:2]
     ['balanced_brackets', 'longest_common_prefix']
     """
-    return load_suite(suite, _names(task_ids, "task_ids") or None, data)
+    return load_suite(suite, _names(task_ids, "task_ids") or None, _path(data))
+
+
+def _path(value: Path | str | None) -> Path | None:
+    """A path the caller gave, as a `str` or a `Path`."""
+    return None if value is None else Path(value)
 
 
 def _names(values: Sequence[str], what: str) -> list[str]:
@@ -169,9 +174,9 @@ def configure(
     suite: str = "contracts10",
     models: Sequence[str] = ("embedded",),
     *,
-    data: Path | None = None,
-    repos: Path | None = None,
-    wheels: Path | None = None,
+    data: Path | str | None = None,
+    repos: Path | str | None = None,
+    wheels: Path | str | None = None,
     task_ids: Sequence[str] = (),
     limit: int | None = None,
     samples: int = 1,
@@ -201,6 +206,7 @@ def configure(
     conditions, checked and nothing run; a ConfigError says what is wrong."""
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
+    data, repos, wheels = _path(data), _path(repos), _path(wheels)
     packages = _names(packages, "packages")
     tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
     shaped = _shape_conditions(
@@ -343,10 +349,10 @@ def evaluate(
     samples: Path | str | Iterable[Mapping[str, Any]],
     suite: str = "humaneval",
     *,
-    data: Path | None = None,
-    prompts: Path | None = None,
-    repos: Path | None = None,
-    wheels: Path | None = None,
+    data: Path | str | None = None,
+    prompts: Path | str | None = None,
+    repos: Path | str | None = None,
+    wheels: Path | str | None = None,
     workers: int = 2,
     timeout: float | None = None,
     cpu_time: int = CPU_S,
@@ -369,6 +375,7 @@ def evaluate(
     """
     lines = JsonLines.of(samples)
     runs = Path(runs_dir)
+    data, prompts, repos, wheels = _path(data), _path(prompts), _path(repos), _path(wheels)
     with _watched(progress) as watch:
         if is_predictions(lines):
             if ray is not None:
@@ -480,14 +487,14 @@ def select(
     run: Run | Path | str,
     strategies: str | Sequence[str] = "all",
     *,
-    tests: Path | None = None,
-    test_prompts: Path | None = None,
+    tests: Path | str | None = None,
+    test_prompts: Path | str | None = None,
     test_model: str | None = None,
     test_samples: int = 1,
     judge_model: str = "embedded",
     shots: int = 0,
-    ranker: Path | None = None,
-    trained_judge: Path | None = None,
+    ranker: Path | str | None = None,
+    trained_judge: Path | str | None = None,
     subsets: Sequence[int] = (),
     repeats: int = 10,
     against: Run | Path | str | None = None,
@@ -505,6 +512,7 @@ def select(
     these tasks."""
     stored = run if isinstance(run, Run) else Run(run)
     names = strategy_names(strategies)
+    tests, test_prompts = _path(tests), _path(test_prompts)
     source = TestSource(
         tests, prompt_map(test_prompts) if test_prompts else None, test_model, test_samples
     )
@@ -517,10 +525,10 @@ def select(
             source,
             judge=judge_model,
             shots=shots,
-            ranker=ranker,
+            ranker=_path(ranker),
             workers=workers,
             steps=shown,
-            trained_judge=trained_judge,
+            trained_judge=_path(trained_judge),
             sizes=subsets,
             repeats=repeats,
             against=Path(baseline) if baseline is not None else None,
@@ -531,7 +539,7 @@ def select(
 
 
 def compare(
-    run_a: Run | Path | str, run_b: Run | Path | str, out: Path | None = None
+    run_a: Run | Path | str, run_b: Run | Path | str, out: Path | str | None = None
 ) -> Comparison:
     """Run B against run A on the tasks both finished: per-task changes of the first
     attempt, and an exact McNemar test; the HTML page written to `out` if given."""
@@ -539,5 +547,5 @@ def compare(
     with RunStore.open(paths[0]) as a, RunStore.open(paths[1]) as b:
         comparison = compare_stores(a, b)
     if out is not None:
-        write_comparison(comparison, out)
+        write_comparison(comparison, Path(out))
     return comparison

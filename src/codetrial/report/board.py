@@ -307,7 +307,7 @@ def _ranked(rows: list[Row]) -> list[Row]:
     return ranked
 
 
-def board(places: Iterable[Path], sizes: Mapping[str, str] | None = None) -> Board:
+def board(places: Iterable[Path | str], sizes: Mapping[str, str] | None = None) -> Board:
     """The board of every run found in `places` (run directories, sweeps, folders of
     runs); `sizes`: model -> parameter count for backends that do not say it."""
     counts: dict[str, float] = {}
@@ -315,11 +315,11 @@ def board(places: Iterable[Path], sizes: Mapping[str, str] | None = None) -> Boa
         if (value := parse_size(text)) is None:
             raise ConfigError(f"--size {model}={text}: write the count as 1.5B, 494M or 7e9")
         counts[model] = value
-    places = [Path(place) for place in places]
-    missing = [str(place) for place in places if not place.exists()]
+    folders = [Path(place) for place in places]
+    missing = [str(place) for place in folders if not place.exists()]
     if missing:
         raise ConfigError(f"no such folder: {', '.join(missing)}")
-    runs = find_runs(places)
+    runs = find_runs(folders)
     if not runs:
         raise ConfigError(
             "no run directory found there: pass run directories, a sweep's folder or a "
