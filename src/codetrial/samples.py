@@ -107,7 +107,7 @@ class SamplesJob:
     gate: str | None = None
     runs_dir: Path = Path("runs")
     unsafe_host_exec: bool = False
-    efficiency: bool = True
+    efficiency: bool | None = None  # None: when the tasks have heavy inputs
     ray: str | None = None  # a Ray cluster's address ("auto"): shards judged on its nodes
 
 
@@ -125,6 +125,9 @@ def judge_samples(
     tasks = load_suite(suite, None, data).only(FUNCTION, "codetrial evaluate")
     items = read_samples(samples.items, tasks, prompt_map(job.prompts) if job.prompts else None)
     model = f"samples/{samples.name}"
+    measured = job.efficiency
+    if measured is None:
+        measured = any(task.heavy_input for task in tasks)
     per_task: dict[str, int] = {}
     for _, task, _ in items:
         per_task[task.id] = per_task.get(task.id, 0) + 1
@@ -138,7 +141,7 @@ def judge_samples(
             "gate_profile": job.gate or tasks[0].policy,
             "repair_attempts": 0,
             "unsafe_host_exec": job.unsafe_host_exec,
-            "efficiency": job.efficiency,
+            "efficiency": measured,
             "limits": {"timeout_s": job.timeout, "cpu_s": job.cpu_time},
         }
     )
@@ -159,7 +162,7 @@ def judge_samples(
             judged = executor(job.ray).verdicts(items, config, pool)
             verdicts = judge_all(items, model, judged, store, progress)
             _write_results(store.run_dir, items, verdicts)
-            if job.efficiency:
+            if measured:
                 measure_efficiency(store, tasks, pool)
     return store.run_dir
 

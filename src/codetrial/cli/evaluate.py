@@ -11,7 +11,7 @@ import typer
 import codetrial
 from codetrial.cli.options import (
     DataFile,
-    Efficiency,
+    EfficiencyIfHeavy,
     Gate,
     Json,
     Ray,
@@ -51,7 +51,7 @@ def evaluate(
     cpu_time: Annotated[int, typer.Option(help="CPU seconds per sample")] = CPU_S,
     gate: Gate = None,
     runs_dir: RunsDir = Path("runs"),
-    efficiency: Efficiency = True,
+    efficiency: EfficiencyIfHeavy = None,
     unsafe_host_exec: UnsafeHostExec = False,
     ray: Ray = None,
     json: Json = False,

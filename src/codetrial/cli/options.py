@@ -66,6 +66,15 @@ Efficiency = Annotated[
         help="measure passing candidates' CPU time and memory against the tasks' references"
     ),
 ]
+EfficiencyIfHeavy = Annotated[
+    bool | None,
+    typer.Option(
+        "--efficiency/--no-efficiency",
+        help="measure passing candidates' CPU time and memory against the tasks' references "
+        "(default: when the suite's tasks have heavy inputs, as a hardened suite's do)",
+        show_default=False,
+    ),
+]
 UnsafeHostExec = Annotated[
     bool, typer.Option(help="run candidates without namespaces (rlimits only)")
 ]
