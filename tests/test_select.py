@@ -443,6 +443,15 @@ def test_judge_eval_on_a_scripted_run(scripted_run: tuple[Path, Path]) -> None:
     assert "ROC AUC 0.50, within a task 0.50 (tasks with both kinds: 1)" in result.stdout
     html = (run_dir / "report.html").read_text()
     assert 'id="judge-eval"' in html and "within a task 0.50 (tasks with both kinds: 1)" in html
+    # the one it got wrong: the candidate that passes the visible tests only, at 0.95
+    (wrong,) = settings[0]["errors"]
+    assert (wrong["kind"], wrong["sample"], wrong["p_correct"]) == ("false positive", 3, 0.95)
+    assert wrong["code"] == CANDIDATES[3] and wrong["outcome"] == "failed"
+    assert wrong["first_failure"].startswith("test_") and "AssertionError" in wrong["first_failure"]
+    assert "what it got wrong: 1 candidates" in html and "false positive" in result.stdout
+    as_json = cli("judge-eval", run_dir, "--judge", f"scripted/{script}", "--shots", "0", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout)[0]["errors"] == settings[0]["errors"]
 
 
 def test_a_ranker_needs_more_than_one_task(scripted_run: tuple[Path, Path], tmp_path: Path) -> None:

@@ -251,25 +251,49 @@ def judge_eval(
         typer.Option(help="also judges trained on states centred on each task, out-of-fold"),
     ] = False,
     task: OnlyTasks = [],  # noqa: B006
+    json: Json = False,
 ) -> None:
     """How far a judge model can be trusted: its verdicts against the tests', asked
-    zero- and few-shot and trained on execution labels, on the same candidates."""
+    zero- and few-shot and trained on execution labels, on the same candidates, with
+    every false positive and false negative listed for a person to sort by cause."""
     with RunStore.open(run_dir) as store:
         found = judge_quality(
             store,
             judge,
             shots=[0, 2] if shots is None else shots,
-            steps=steps(console),
+            steps=steps(out(json)),
             train=train,
             trained_judge=trained_judge,
             per_task=per_task,
             centre=centre,
             task_ids=task,
         )
-        for setting in found:
-            console.print(_quality_table(setting))
     report = codetrial.open_run(run_dir).report()
+    if json:
+        print_json([setting.as_dict() for setting in found])
+        return
+    for setting in found:
+        console.print(_quality_table(setting))
+        if setting.errors:
+            console.print(_errors_table(setting))
     console.print(f"report: {report}", soft_wrap=True, highlight=False)
+
+
+def _errors_table(setting: JudgeQuality) -> Table:
+    table = Table(title=f"What {setting.setting} got wrong (P(correct) ≥ 0.5 is judged correct)")
+    for header in ("task", "model", "sample", "error", "P(correct)", "outcome", "first failure"):
+        table.add_column(header, no_wrap=header == "task", overflow="fold")
+    for e in setting.errors:
+        table.add_row(
+            e.task_id,
+            e.model,
+            str(e.sample),
+            e.kind,
+            f"{e.p_correct:.2f}",
+            e.outcome,
+            e.first_failure,
+        )
+    return table
 
 
 def _quality_table(setting: JudgeQuality) -> Table:

@@ -35,6 +35,51 @@ from codetrial.selection.strategies import StrategyResult, TaskPool, compare_str
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
 
+JUDGED_CORRECT = 0.5  # the P(correct) from which a judge's verdict is "correct"
+
+
+@dataclass(frozen=True)
+class JudgeError:
+    """A candidate the judge got wrong, for a person to sort by cause: a false positive
+    (wrong code judged correct) or a false negative, with the judge's P(correct), the
+    candidate's code, its tests' outcome and its first failing test."""
+
+    task_id: str
+    model: str
+    sample: int
+    kind: str  # "false positive" or "false negative"
+    p_correct: float
+    outcome: str
+    first_failure: str
+    code: str
+
+
+def _errors(everything: Sequence[Entry], p_correct: Sequence[float]) -> list[JudgeError]:
+    """Every candidate whose judged verdict (P(correct) at least JUDGED_CORRECT) is
+    not its tests'."""
+    found = []
+    for p, entry in zip(p_correct, everything, strict=True):
+        record, judged_correct = entry.record, p >= JUDGED_CORRECT
+        if judged_correct == record.passed:
+            continue
+        failing = next((t for t in record.tests if t.outcome.value in ("failed", "error")), None)
+        first = (
+            f"{failing.name}: {failing.exception_type or failing.outcome.value}" if failing else ""
+        )
+        found.append(
+            JudgeError(
+                task_id=entry.task.id,
+                model=record.model,
+                sample=record.sample,
+                kind="false positive" if judged_correct else "false negative",
+                p_correct=float(p),
+                outcome=record.outcome.value,
+                first_failure=first,
+                code=record.code or "",
+            )
+        )
+    return found
+
 
 @dataclass(frozen=True)
 class JudgeQuality:
@@ -54,6 +99,7 @@ class JudgeQuality:
     thresholds: list[Quality]
     calibration: list[CalibrationBin]
     prompt_sha256: dict[str, str]
+    errors: list[JudgeError]
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +114,7 @@ class JudgeQuality:
             "tasks_with_both": self.tasks_with_both,
             "thresholds": [asdict(r) for r in self.thresholds],
             "calibration": [asdict(b) for b in self.calibration],
+            "errors": [asdict(e) for e in self.errors],
         }
 
 
@@ -79,6 +126,7 @@ def _measured(
     p_correct: Iterable[float],
 ) -> JudgeQuality:
     """The setting's P(correct) for each of `everything` against the tests' verdicts."""
+    p_correct = list(p_correct)
     by_task: dict[str, list[tuple[float, bool]]] = {}
     for p, entry in zip(p_correct, everything, strict=True):
         by_task.setdefault(entry.task.id, []).append((float(p), entry.record.passed))
@@ -96,6 +144,7 @@ def _measured(
         thresholds=[quality(pairs, t) for t in THRESHOLDS],
         calibration=calibration(pairs),
         prompt_sha256=template_hashes(SELECTION_TEMPLATES),
+        errors=_errors(everything, p_correct),
     )
 
 
