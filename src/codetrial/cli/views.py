@@ -51,6 +51,8 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
         "infra errors",
         "tampered",
         "suspect",
+        "cut off",
+        "overflow",
     ):
         table.add_column(header, justify="left" if header == "model" else "right")
     for r in rows:
@@ -63,6 +65,8 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
             str(r.infra_errors),
             str(r.tampered),
             str(r.suspect),
+            str(r.cut_off),
+            str(r.overflow),
         )
     return table
 
