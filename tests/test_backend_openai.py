@@ -24,7 +24,7 @@ import httpx
 import pytest
 
 from codetrial.config import Endpoints, endpoints_from_env
-from codetrial.errors import BackendRefused, BackendUnavailable, ConfigError
+from codetrial.errors import BackendRefused, BackendUnavailable, ConfigError, PromptTooLong
 from codetrial.models import create_backend
 from codetrial.models.openai import OpenAIBackend
 from codetrial.models.weights import QWEN_CODER_05B
@@ -129,6 +129,23 @@ def test_generate_with_the_embedded_model(llama_url: str) -> None:
     assert generation.finish_reason in {"stop", "length"}
 
 
+def test_a_prompt_too_long_for_the_context_window_is_prompt_too_long(
+    llama_url: str, wire: _RecordingServer
+) -> None:
+    """llama-cpp-python's server refuses it as OpenAI does (the numbers in the message
+    only), llama.cpp's server with them as fields: both are PromptTooLong, asked once."""
+    long = [Message("user", "Write add(a, b). " + "Really. " * 2100)]
+    with pytest.raises(PromptTooLong, match="context window") as raised:
+        OpenAIBackend(ALIAS, _endpoints(llama_url)).generate(long, OPTIONS)
+    assert raised.value.context == 2048
+    assert raised.value.prompt_tokens is not None and raised.value.prompt_tokens > 2048
+    wire.n_ctx = 64
+    with pytest.raises(PromptTooLong) as raised:
+        create_backend("openai/wire-model", _endpoints(_wire_url(wire))).generate(long, OPTIONS)
+    assert (raised.value.prompt_tokens, raised.value.context) == (2103, 64)
+    assert [path for _, path, _, _ in wire.seen].count("/v1/chat/completions") == 1
+
+
 def test_conditions_have_model_and_url(llama_url: str) -> None:
     backend = create_backend(f"openai/{ALIAS}", _endpoints(llama_url))
     assert backend.name == f"openai/{ALIAS}"
@@ -202,7 +219,8 @@ def test_cli_run_with_a_wrong_api_key(llama_url: str, tmp_path: Path) -> None:
 class _OpenAIWire(BaseHTTPRequestHandler):
     """`GET /v1/models` and `POST /v1/chat/completions` in the OpenAI wire format. When
     the server has an `api_key`, other keys get OpenAI's 401, and so does that key once
-    `revoke_after` completions are answered."""
+    `revoke_after` completions are answered. When it has an `n_ctx`, a prompt of that
+    many words or more gets the HTTP 400 llama.cpp's server (llama-server) sends."""
 
     server: _RecordingServer
 
@@ -261,6 +279,16 @@ class _OpenAIWire(BaseHTTPRequestHandler):
         if self.path != "/v1/chat/completions":
             self._send(404, {"error": {"message": "not found", "type": "invalid_request_error"}})
             return
+        words = sum(len(m["content"].split()) for m in body["messages"])
+        if self.server.n_ctx is not None and words >= self.server.n_ctx:
+            message = (
+                f"request ({words} tokens) exceeds the available context size "
+                f"({self.server.n_ctx} tokens), try increasing it"
+            )
+            error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+            sizes = {"n_prompt_tokens": words, "n_ctx": self.server.n_ctx}
+            self._send(400, {"error": error | sizes})
+            return
         self.server.completions += 1
         self._send(
             200,
@@ -288,6 +316,7 @@ class _RecordingServer(ThreadingHTTPServer):
         self.seen: list[tuple[str, str, dict[str, str], Any]] = []
         self.api_key: str | None = None
         self.revoke_after: int | None = None
+        self.n_ctx: int | None = None
         self.completions = 0
         super().__init__(("127.0.0.1", 0), _OpenAIWire)
 

@@ -16,16 +16,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import codetrial
 from codetrial.config import Endpoints
-from codetrial.errors import ConfigError, WeightsError
+from codetrial.errors import ConfigError, PromptTooLong, WeightsError
 from codetrial.gate import get_profile
 from codetrial.models import create_backend
 from codetrial.models.embedded import EmbeddedBackend
 from codetrial.models.weights import QWEN_CODER_05B, QWEN_CODER_15B
 from codetrial.prompts import first_messages, judge_messages, system_message
-from codetrial.records import GenerationOptions, Message
+from codetrial.records import GenerationOptions, Message, Outcome
 from codetrial.tasks import Task
-from tests.conftest import CLI_ENV, CODETRIAL
+from tests.conftest import CLI_ENV, CODETRIAL, write_task
 
 pytestmark = pytest.mark.embedded
 
@@ -257,6 +258,37 @@ def test_one_sequence_decoded_alone_is_llama_cpp_s_chat_completion(
         assert together.completion_tokens == alone.completion_tokens
         assert together.prompt_tokens == alone.prompt_tokens
     assert together.finish_reason == "length" and together.completion_tokens == 5
+
+
+def test_a_prompt_longer_than_the_context_window_is_an_overflow(
+    embedded: EmbeddedBackend, tmp_path: Path
+) -> None:
+    """Alone or drawn together, a prompt the context window cannot hold is refused
+    with its numbers before any of it is evaluated; in a run, the attempt overflows."""
+    long = [Message("user", "Write is_even(n). " + "Really. " * 2100)]
+    for generate in (embedded.generate, lambda m, o: embedded.generate_together(m, [o, o])):
+        with pytest.raises(PromptTooLong) as raised:
+            generate(long, OPTIONS)
+        assert raised.value.context == 2048
+        assert raised.value.prompt_tokens is not None and raised.value.prompt_tokens > 2048
+    folder = write_task(
+        tmp_path / "suite" / "is_even",
+        "def is_even(n: int) -> bool:",
+        "from candidate import is_even\n\n\ndef test_two():\n    assert is_even(2)\n",
+    )
+    spec = folder / "spec.md"
+    spec.write_text(spec.read_text() + "Really. " * 2100)
+    run = codetrial.run(
+        str(tmp_path / "suite"),
+        ["embedded"],
+        backends={"embedded": embedded},
+        runs_dir=tmp_path / "runs",
+        num_ctx=2048,
+        efficiency=False,
+    )
+    (attempt,) = run.attempts()
+    assert attempt.outcome is Outcome.OVERFLOW
+    assert "exceed the context window of 2048" in attempt.detail
 
 
 def test_samples_drawn_together_differ_and_replay_from_their_seeds(

@@ -157,6 +157,41 @@ def test_no_code_and_the_gate_are_outcomes_a_fix_can_follow(tmp_path: Path) -> N
     assert "G001" in chain.repairs[1].messages[5]["content"]  # the second fix request
 
 
+def test_a_reply_cut_off_is_said_to_be_in_every_mode(tmp_path: Path) -> None:
+    """A program's reply cut off at --max-tokens says so in its detail, in the fix
+    request that follows it, and in the modes' cut-off counts."""
+    right = "import pandas as pd\nprint((pd.read_csv('/data/sales.csv').units >= 10).sum())\n"
+    model = script(
+        tmp_path,
+        {
+            SALES_QUESTION: ["I will explain first. " * 20 + fenced(right)],
+            "no ```python block": [fenced(right)],
+            "The program ran.": ["ANSWER: 8"],
+        },
+    )
+    result = api.run(
+        "dataqa",
+        [model],
+        runs_dir=tmp_path / "runs",
+        wheels=DATA_WHEELS,
+        task_ids=["sales-orders-10-plus-units"],
+        modes=["direct", "fix"],
+        max_tokens=50,
+        efficiency=False,
+    )
+    chains = {r.model.split(" ")[-1]: r for r in result.results()}
+    direct, fix = chains["(direct)"], chains["(fix)"]
+    assert direct.first.finish_reason == "length" and fix.first.finish_reason == "length"
+    assert direct.first.detail.startswith("reply cut off at 50 tokens (the limit); ")
+    assert fix.first.outcome is Outcome.NO_CODE
+    assert fix.first.detail.startswith("reply cut off at 50 tokens (the limit); ")
+    told = "Your reply was cut off at 50 tokens (the limit);"
+    assert told in fix.repairs[0].messages[3]["content"]  # the fix request
+    assert fix.final.outcome is Outcome.PASSED and fix.final.finish_reason == "stop"
+    summary = json.loads((result.path / "results.json").read_text())["summary"]
+    assert [row["cut_off"] for row in summary] == [1, 1]
+
+
 def test_ask_about_a_file_of_ones_own(tmp_path: Path) -> None:
     data = tmp_path / "mine.csv"
     data.write_text("city,sales\nParis,10\nLyon,7\nParis,4\n")

@@ -45,6 +45,17 @@ class BackendError(CodetrialError):
     exit_code = 4
 
 
+class PromptTooLong(BackendError):
+    """The prompt cannot fit the model's context window: `prompt_tokens` and
+    `context` (either None when the backend did not say). Asking again cannot help,
+    and the model wrote nothing: the attempt is recorded as overflow, never retried."""
+
+    def __init__(self, message: str, *, prompt_tokens: int | None, context: int | None) -> None:
+        super().__init__(message)
+        self.prompt_tokens = prompt_tokens
+        self.context = context
+
+
 class WeightsError(CodetrialError):
     """The embedded model's weights are missing or do not match their recorded hash."""
 

@@ -44,13 +44,13 @@ from codetrial.records import (
     TaskResult,
     Verdict,
 )
-from codetrial.repair import needs_repair
+from codetrial.repair import cut_off, needs_repair
 from codetrial.runs import Run
 from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest
 from codetrial.store.manifest import with_environments
 from codetrial.tasks import AnyTask, Task
-from codetrial.verdict.pool import JudgePool, infrastructure_failure, verdict_of
+from codetrial.verdict.pool import JudgePool, request_failure, verdict_of
 
 Progress = Callable[[AttemptRecord], None]
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
@@ -143,6 +143,10 @@ def record(
     judging: Judging,
     verdict: Verdict,
 ) -> AttemptRecord:
+    """The stored attempt; a reply cut off at a token limit is said to be in its
+    detail and feedback (for a question's try, its program's reply: the first)."""
+    first = job.follows.judging.generation if job.follows else judging.generation
+    verdict = cut_off(verdict, first, trial.config.options(job.sample))
     return AttemptRecord.judged(
         verdict,
         judging.candidate,
@@ -250,7 +254,8 @@ def run_backend(
 ) -> None:
     """Generate on this thread, judge on the pool; a failed attempt with feedback
     queues its repair at the front, and a verdict that asks the model something queues
-    that. A failed request is an infra_error attempt; when the backend becomes
+    that. A failed request is an infra_error attempt (an overflow when the prompt
+    cannot fit the model's context window); when the backend becomes
     unreachable or refuses the run's requests (BackendUnavailable, BackendRefused),
     generation stops and what is being judged is still stored before the error goes
     up; whatever else stops it (an interrupt during a generation) stores the attempts
@@ -286,7 +291,7 @@ def run_backend(
                     for job in unit:
                         failed = Generation("", None, None, 0.0)
                         judging = Judging(job, failed, Candidate("", None), time.monotonic())
-                        keep(judging, infrastructure_failure(str(exc)))
+                        keep(judging, request_failure(exc))
                     continue
                 for job, generation in zip(unit, generations, strict=True):
                     in_flight.add(_verdict_when(*_judged(trial, job, generation)))

@@ -29,6 +29,7 @@ class Outcome(StrEnum):
     MALFORMED_EDIT = "malformed_edit"
     INFRA_ERROR = "infra_error"
     TAMPERED = "tampered"  # a run whose tests or its channel show interference
+    OVERFLOW = "overflow"  # a prompt that cannot fit the model's context window
     ANSWERED = "answered"  # a question with no right answer to score against
 
 
@@ -70,6 +71,9 @@ class GenerationOptions:
     max_tokens: int
     num_ctx: int
     think: bool
+
+
+CUT_OFF = "length"  # the finish reason of a reply stopped at a token limit
 
 
 @dataclass(frozen=True)
@@ -233,7 +237,10 @@ def labelled(model: str, mode: str | None) -> str:
 class AttemptRecord(BaseModel):
     """One generation and its verdict, as stored. Attempt 0 is the first try. What
     was judged is the candidate's (see Candidate): `code`, `files` or `patch`. A
-    question's round has the `mode` it was answered in."""
+    question's round has the `mode` it was answered in. `finish_reason` is why the
+    backend ended the reply ("stop", or "length" when cut off at a token limit; for a
+    question's round, its program's reply), None when it did not say or for runs
+    stored before it was kept."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -258,6 +265,7 @@ class AttemptRecord(BaseModel):
     feedback: str | None = None
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None
     generation_s: float = 0.0
     execution_s: float = 0.0
     phases: dict[str, float] = {}
@@ -275,6 +283,12 @@ class AttemptRecord(BaseModel):
     @property
     def label(self) -> str:
         return labelled(self.model, self.mode)
+
+    @property
+    def cut_off(self) -> bool:
+        """Whether the reply stopped at a token limit (the run's --max-tokens or the
+        context window) rather than where the model ended it."""
+        return self.finish_reason == CUT_OFF
 
     @property
     def mean_logprob(self) -> float | None:
@@ -322,6 +336,7 @@ class AttemptRecord(BaseModel):
             feedback=verdict.feedback,
             prompt_tokens=generation.prompt_tokens if generation else None,
             completion_tokens=generation.completion_tokens if generation else None,
+            finish_reason=generation.finish_reason if generation else None,
             generation_s=generation.duration_s if generation else 0.0,
             execution_s=execution_s,
             phases=dict(verdict.phases),

@@ -107,8 +107,8 @@ def rerun(
     tasks: Sequence[AnyTask],
     views: Mapping[str, Localized] = {},
 ) -> Rerun:
-    """Re-judge every stored attempt that was judged (an infrastructure failure never
-    reached the sandbox, so it is counted as not re-judged) and compare verdicts.
+    """Re-judge every stored attempt that was judged (an infrastructure failure or an
+    overflow never reached the sandbox, so it is counted as not re-judged) and compare verdicts.
     `tasks` are the run's, as `stored_tasks` loads them; `views` what the model was
     shown of each repository task."""
     by_id = {t.id: t for t in tasks}
@@ -126,7 +126,7 @@ def rerun(
             left[chain] = record.files
         task = by_id.get(record.task_id)
         future = None
-        if record.outcome is not Outcome.INFRA_ERROR and task is not None:
+        if record.outcome not in (Outcome.INFRA_ERROR, Outcome.OVERFLOW) and task is not None:
             future = kind_of(task).rejudge(pool, task, record, asked[task.id], before)
         if future is None:
             tally.not_rejudged += 1

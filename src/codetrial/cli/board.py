@@ -31,8 +31,8 @@ def board(
     json: Json = False,
 ) -> None:
     """Models × suites: pass@1 with its interval, after repair, seeds, speed, memory,
-    tampered and suspect attempts, and the paired test against the row above; sortable
-    HTML with a size-versus-score chart."""
+    tampered, suspect, cut-off and overflowed attempts, and the paired test against the
+    row above; sortable HTML with a size-versus-score chart."""
     sizes = {}
     for given in size:
         model, sep, value = given.rpartition("=")
@@ -67,6 +67,8 @@ def print_board(found: Board) -> None:
             "MB",
             "tampered",
             "suspect",
+            "cut off",
+            "overflow",
             "vs above",
         ):
             table.add_column(
@@ -86,6 +88,8 @@ def print_board(found: Board) -> None:
                 f"{row.memory_mb:.0f}" if row.memory_mb else "?",
                 str(row.tampered),
                 str(row.suspect),
+                str(row.cut_off),
+                str(row.overflow),
                 f"-{paired.above_better}/+{paired.above_worse} p={paired.p_value:.2f}"
                 if paired
                 else "",

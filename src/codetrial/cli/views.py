@@ -51,6 +51,8 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
         "infra errors",
         "tampered",
         "suspect",
+        "cut off",
+        "overflow",
     ):
         model = header == "model"
         table.add_column(
@@ -66,6 +68,8 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
             str(r.infra_errors),
             str(r.tampered),
             str(r.suspect),
+            str(r.cut_off),
+            str(r.overflow),
         )
     return table
 

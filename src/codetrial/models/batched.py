@@ -23,6 +23,7 @@ import numpy as np
 from llama_cpp import _internals
 from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
+from codetrial.errors import PromptTooLong
 from codetrial.prompts import PART
 from codetrial.records import GenerationOptions, Message, wire
 
@@ -99,6 +100,17 @@ def prompt_parts(llama: Any, messages: Sequence[Message]) -> tuple[list[list[int
     return parts, stop
 
 
+def check_fits(prompt: Sequence[int], n_ctx: int) -> None:
+    """Raise PromptTooLong when `prompt` leaves no room for a reply in a context
+    window of `n_ctx` tokens, as llama.cpp's own completion finds it."""
+    if len(prompt) >= n_ctx:
+        raise PromptTooLong(
+            f"the prompt's {len(prompt)} tokens exceed the context window of {n_ctx} (--num-ctx)",
+            prompt_tokens=len(prompt),
+            context=n_ctx,
+        )
+
+
 def _sampler(options: GenerationOptions) -> Any:
     sampler = internals.LlamaSampler()
     if options.temperature == 0:
@@ -157,10 +169,7 @@ class Decoder:
         self, prompt: list[int], stops: Sequence[str], options: Sequence[GenerationOptions]
     ) -> list[Drawn]:
         """One completion per options (their seeds and temperature), all of `prompt`."""
-        if len(prompt) >= self.n_ctx:
-            raise ValueError(
-                f"Requested tokens ({len(prompt)}) exceed context window of {self.n_ctx}"
-            )
+        check_fits(prompt, self.n_ctx)
         limit = min(self.max_tokens, self.n_ctx - len(prompt))
         self.context.kv_cache_clear()
         step = self.llama.n_batch

@@ -15,7 +15,7 @@ import numpy as np
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, WeightsError
 from codetrial.models.base import Kind, Readiness, register, yes_share
-from codetrial.models.batched import Decoder, prompt_parts, prompt_tokens
+from codetrial.models.batched import Decoder, check_fits, prompt_parts, prompt_tokens
 from codetrial.models.hidden import POOLING, StateReader
 from codetrial.models.weights import (
     EMBEDDED_MODELS,
@@ -107,8 +107,11 @@ class EmbeddedBackend:
         request's tokens (the system message, or all of a repeated prompt) and evaluates
         only the rest, as a batch of another shape; that moves the logits, and sampled
         tokens with them. After `reset` it evaluates the whole prompt from position 0,
-        dropping every cached entry. This request's tokens stay cached for scoring."""
+        dropping every cached entry. This request's tokens stay cached for scoring.
+        A prompt the context window cannot hold raises PromptTooLong before any of it
+        is evaluated (llama-cpp says so only in a ValueError's text)."""
         llama = self._load(options)
+        check_fits(prompt_tokens(llama, messages)[0], options.num_ctx)
         llama.reset()
         try:
             return llama, llama.create_chat_completion(

@@ -2,18 +2,20 @@
 
 Connection failures become BackendUnavailable with a message that names the URL and
 how to start the server; a request the server refuses outright (a wrong API key, model
-name or URL) becomes BackendRefused, which says what to fix; other failures become
-BackendError after the retries.
+name or URL) becomes BackendRefused, which says what to fix; a prompt refused as too long
+for the model's context window, in a shape an OpenAI-compatible server sends, becomes
+PromptTooLong; other failures become BackendError after the retries.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 import httpx
 
-from codetrial.errors import BackendError, BackendRefused, BackendUnavailable
+from codetrial.errors import BackendError, BackendRefused, BackendUnavailable, PromptTooLong
 
 RETRIES = 2
 _RETRYABLE_STATUS = {408, 429, 500, 502, 503, 504}
@@ -27,6 +29,43 @@ _REFUSED_STATUS = {
     "server's URL (--base-url, $OPENAI_BASE_URL or $OLLAMA_HOST; an OpenAI-compatible "
     "server's URL usually ends in /v1)",
 }
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _found(pattern: str, text: str) -> int | None:
+    match = re.search(pattern, text)
+    return int(match.group(1)) if match else None
+
+
+def too_long(response: httpx.Response) -> PromptTooLong | None:
+    """The server's refusal of a prompt too long for the model's context window, as
+    OpenAI-compatible servers send it (HTTP 400): llama.cpp's server as the error type
+    "exceed_context_size_error" with `n_prompt_tokens` and `n_ctx`; OpenAI and
+    llama-cpp-python's server as the error code "context_length_exceeded", whose
+    message alone holds the numbers. None for any other answer."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return None
+    if not isinstance(error, dict):
+        return None
+    message = str(error.get("message") or "")
+    if error.get("type") == "exceed_context_size_error":
+        prompt, context = _count(error.get("n_prompt_tokens")), _count(error.get("n_ctx"))
+    elif error.get("code") == "context_length_exceeded":
+        prompt = _found(r"(\d+) in the messages", message)
+        context = _found(r"maximum context length is (\d+)", message)
+    else:
+        return None
+    return PromptTooLong(
+        f"{response.request.url}: the prompt does not fit the model's context window: "
+        f"{message[:300]}",
+        prompt_tokens=prompt,
+        context=context,
+    )
 
 
 class JsonClient:
@@ -54,7 +93,8 @@ class JsonClient:
         """Send one request; retry only what the server marks as transient.
 
         Raises BackendUnavailable (no server), BackendRefused (HTTP 401, 403, 404: the
-        run's requests will all be refused) or BackendError (this request failed)."""
+        run's requests will all be refused), PromptTooLong (see `too_long`) or
+        BackendError (this request failed)."""
         last: Exception | None = None
         for attempt in range(RETRIES + 1):
             if attempt:
@@ -77,6 +117,8 @@ class JsonClient:
                 continue
             if response.status_code in _REFUSED_STATUS:
                 raise self._refused(path, response)
+            if response.status_code == 400 and (overflow := too_long(response)) is not None:
+                raise overflow
             if response.status_code >= 400:
                 raise BackendError(
                     f"{self.base_url}{path}: HTTP {response.status_code}: {response.text[:300]}"

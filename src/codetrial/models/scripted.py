@@ -5,18 +5,23 @@ A script maps a key to a list of responses (for a judge's prompt, probabilities 
 first key found in its last message (the function's name is a good key); the last
 response repeats once a list is used up. `scripted/<file.json>` loads a script from
 a JSON object of that shape. Every request is kept in `requests` for inspection.
+
+It keeps to the run's limits as a model does, counting whitespace-separated words as
+tokens: a response longer than `max_tokens` words is cut after that many (finish
+reason "length"), and a prompt of `num_ctx` words or more is refused (PromptTooLong).
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from codetrial.config import Endpoints
-from codetrial.errors import BackendError, ConfigError
+from codetrial.errors import BackendError, ConfigError, PromptTooLong
 from codetrial.models.base import Kind, Readiness, register
-from codetrial.records import Generation, GenerationOptions, Message
+from codetrial.records import CUT_OFF, Generation, GenerationOptions, Message
 
 
 class ScriptedBackend:
@@ -59,14 +64,23 @@ class ScriptedBackend:
             ) from None
 
     def generate(self, messages: Sequence[Message], options: GenerationOptions) -> Generation:
+        prompt = sum(len(m.content.split()) for m in messages)
+        if prompt >= options.num_ctx:
+            raise PromptTooLong(
+                f"the prompt's {prompt} words exceed the scripted model's context window "
+                f"of {options.num_ctx}",
+                prompt_tokens=prompt,
+                context=options.num_ctx,
+            )
         text = self._next(messages)
-        prompt = messages[-1].content
+        words = list(re.finditer(r"\S+", text))
+        cut = len(words) > options.max_tokens
         return Generation(
-            text=text,
-            prompt_tokens=len(prompt.split()),
-            completion_tokens=len(text.split()),
+            text=text[: words[options.max_tokens - 1].end()] if cut else text,
+            prompt_tokens=prompt,
+            completion_tokens=min(len(words), options.max_tokens),
             duration_s=0.0,
-            finish_reason="stop",
+            finish_reason=CUT_OFF if cut else "stop",
         )
 
 

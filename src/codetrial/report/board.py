@@ -44,7 +44,9 @@ class Entry:
     """One model's results in one run. `tasks`: task id and digest -> how many of its
     samples passed on the first attempt, and after repair, of how many. `tampered`
     and `suspect`: its attempts whose run showed interference, and whose candidate
-    the static scan found reaching into the test machinery."""
+    the static scan found reaching into the test machinery; `cut_off` and `overflow`:
+    its replies stopped at a token limit, and its prompts that could not fit the
+    context window."""
 
     run_dir: Path
     model: str
@@ -59,6 +61,8 @@ class Entry:
     memory_kb: int | None
     tampered: int = 0
     suspect: int = 0
+    cut_off: int = 0
+    overflow: int = 0
 
     @property
     def pass_rate(self) -> float:
@@ -127,6 +131,8 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
                     memory_kb=max(memory) if memory else None,
                     tampered=sum(a.outcome is Outcome.TAMPERED for a in used),
                     suspect=sum(bool(a.suspects) for a in used),
+                    cut_off=sum(a.cut_off for a in used),
+                    overflow=sum(a.outcome is Outcome.OVERFLOW for a in used),
                 )
             )
     return found
@@ -223,6 +229,14 @@ class Row:
         return sum(e.suspect for e in self.entries)
 
     @property
+    def cut_off(self) -> int:
+        return sum(e.cut_off for e in self.entries)
+
+    @property
+    def overflow(self) -> int:
+        return sum(e.overflow for e in self.entries)
+
+    @property
     def variant(self) -> str:
         """The conditions that set this row apart from others of its suite."""
         return ", ".join(f"{k} {v or 'none'}" for k, v in self.differs.items())
@@ -267,6 +281,8 @@ def _row_dict(row: Row) -> dict[str, object]:
         "model_memory_mb": row.memory_mb,
         "tampered": row.tampered,
         "suspect": row.suspect,
+        "cut_off": row.cut_off,
+        "overflow": row.overflow,
         "paired_with_above": None
         if row.paired is None
         else {

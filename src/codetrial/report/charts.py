@@ -24,6 +24,7 @@ OUTCOME_COLOURS = {
     "malformed_edit": "#d4a6c8",
     "infra_error": "#4e79a7",
     "tampered": "#000000",
+    "overflow": "#79706e",
     "answered": "#8cd17d",
 }
 FIRST, REPAIRED, MUTED, BASELINE = "#4c78a8", "#59a14f", "#bab0ac", "#888"

@@ -24,7 +24,9 @@ class ModelSummary:
     """One row of the results table; first-attempt and repaired figures kept apart.
     `tampered` and `suspect` count attempts of every sample, not only the first: runs
     whose tests or channel showed interference, and candidates the static scan found
-    at least one reach into the test machinery in (see `codetrial.gate.scan`)."""
+    at least one reach into the test machinery in (see `codetrial.gate.scan`). So do
+    `cut_off` and `overflow`: replies stopped at a token limit (--max-tokens or the
+    context window), and prompts that could not fit the context window at all."""
 
     model: str
     tasks: int
@@ -36,6 +38,8 @@ class ModelSummary:
     infra_errors: int
     tampered: int = 0
     suspect: int = 0
+    cut_off: int = 0
+    overflow: int = 0
 
     def as_dict(self) -> dict[str, int | str]:
         return asdict(self)
@@ -61,6 +65,8 @@ def summarize(results: Sequence[TaskResult], models: Sequence[str]) -> list[Mode
                 infra_errors=sum(a.outcome is Outcome.INFRA_ERROR for a in attempts),
                 tampered=sum(a.outcome is Outcome.TAMPERED for a in every),
                 suspect=sum(bool(a.suspects) for a in every),
+                cut_off=sum(a.cut_off for a in every),
+                overflow=sum(a.outcome is Outcome.OVERFLOW for a in every),
             )
         )
     return rows

@@ -41,7 +41,13 @@ KINDS = (CORRECT, "execution error", "wrong output")
 HEADS = {"binary": ("incorrect", CORRECT), "three-class": KINDS}
 REGULARISATION = (0.003, 0.03, 0.3)
 FOLDS = 5
-_UNLABELLED = (Outcome.NO_CODE, Outcome.INFRA_ERROR, Outcome.MALFORMED_EDIT, Outcome.ANSWERED)
+_UNLABELLED = (
+    Outcome.NO_CODE,
+    Outcome.INFRA_ERROR,
+    Outcome.OVERFLOW,
+    Outcome.MALFORMED_EDIT,
+    Outcome.ANSWERED,
+)
 FORMAT = "codetrial trained judge, version 1"
 # A centred judge's own format: a version that knows only FORMAT refuses it rather
 # than apply it to states as read.
@@ -57,7 +63,7 @@ def prompt_hashes() -> dict[str, str]:
 
 def kind(outcome: Outcome) -> str | None:
     """RankEF's label of an outcome: what the execution said, or None where no code of
-    the model's ran to say it (no code, an infrastructure failure)."""
+    the model's ran to say it (no code, an infrastructure failure, an overflow)."""
     if outcome in _UNLABELLED:
         return None
     if outcome is Outcome.PASSED:

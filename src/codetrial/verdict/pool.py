@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 from codetrial.config import Limits
 from codetrial.environments import Environment, Prepared
-from codetrial.errors import ConfigError, RepositoryError, SandboxError
+from codetrial.errors import BackendError, ConfigError, PromptTooLong, RepositoryError, SandboxError
 from codetrial.gate import Profile
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.sandbox import (
@@ -52,6 +52,15 @@ R = TypeVar("R")
 def infrastructure_failure(detail: str) -> Verdict:
     """The verdict when the machinery failed: never the model's fault."""
     return Verdict(Outcome.INFRA_ERROR, gate=None, detail=detail)
+
+
+def request_failure(exc: BackendError) -> Verdict:
+    """The verdict of a try whose request to the model failed: `overflow` when the
+    prompt cannot fit the model's context window (the task's and the run's doing,
+    counted, never asked again), else an infra_error."""
+    if isinstance(exc, PromptTooLong):
+        return Verdict(Outcome.OVERFLOW, gate=None, detail=str(exc))
+    return infrastructure_failure(str(exc))
 
 
 def verdict_of(future: Future[Verdict]) -> Verdict:
