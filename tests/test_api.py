@@ -20,7 +20,7 @@ from codetrial.errors import ConfigError, StoreError, TaskFormatError
 from codetrial.records import AttemptRecord, Outcome
 from codetrial.tasks import Task
 from codetrial.verdict import pool as pool_module
-from tests.conftest import POLYGLOT, fenced
+from tests.conftest import POLYGLOT, cli, fenced
 
 PUBLIC = {
     "AttemptRecord",
@@ -314,3 +314,45 @@ def test_a_path_may_be_given_as_a_str(tmp_path: Path, contracts10: dict[str, Tas
     page = codetrial.compare(str(run.path), str(run.path), out=str(tmp_path / "same.html"))
     assert page.passed_b == 1 and (tmp_path / "same.html").is_file()
     assert codetrial.board([str(tmp_path / "runs")]).suites
+
+
+def test_a_priced_model_s_tokens_are_counted_in_dollars(
+    tmp_path: Path, contracts10: dict[str, Task]
+) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"two_sum": [fenced(contracts10["two_sum"].reference or "")]}))
+    model = f"scripted/{script}"
+    run = codetrial.run(
+        "contracts10", [model], task_ids=["two_sum"], runs_dir=tmp_path, prices={model: "3/15"}
+    )
+    assert run.manifest.config.prices[model].completion == 15
+    (attempt,) = run.attempts()
+    assert attempt.prompt_tokens and attempt.completion_tokens
+    expected = (attempt.prompt_tokens * 3 + attempt.completion_tokens * 15) / 1e6
+    (row,) = run.as_dict()["summary"]
+    assert row["cost_usd"] == pytest.approx(expected) and expected > 0
+    (entry,) = codetrial.board([run.path]).suites["contracts10"]
+    assert entry.cost_usd == pytest.approx(expected)
+    unpriced = codetrial.run("contracts10", [model], task_ids=["two_sum"], runs_dir=tmp_path)
+    assert unpriced.as_dict()["summary"][0]["cost_usd"] == 0
+    with pytest.raises(ConfigError, match="--price names other, which is no --model"):
+        codetrial.configure("contracts10", [model], prices={"other": "1/1"})
+    with pytest.raises(ConfigError, match=r"--price takes MODEL=IN/OUT.* not '3'"):
+        codetrial.configure("contracts10", [model], prices={model: "3"})
+
+
+def test_the_price_option_reads_model_equals_in_slash_out(tmp_path: Path) -> None:
+    script = tmp_path / "s.json"
+    script.write_text(json.dumps({"two_sum": ["no code"]}))
+    result = cli(
+        "run", "--model", f"scripted/{script}", "--price", f"scripted/{script}=0.5/2",
+        "--task", "two_sum", "--runs-dir", tmp_path, "--json",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (tmp_path).glob("*-contracts10")
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["config"]["prices"] == {
+        f"scripted/{script}": {"prompt": 0.5, "completion": 2.0}
+    }
+    refused = cli("run", "--model", "scripted", "--price", "2.5/10", "--runs-dir", tmp_path)
+    assert refused.returncode == 2 and "--price takes MODEL=IN/OUT" in refused.stderr

@@ -22,6 +22,7 @@ from codetrial.config import (
     REPOSITORY_DEFAULTS,
     Endpoints,
     Limits,
+    Price,
     RunConfig,
     endpoints_from_env,
 )
@@ -201,13 +202,19 @@ def configure(
     unsafe_host_exec: bool = False,
     modes: Sequence[str] = (),
     packages: Sequence[str] = (),
+    prices: Mapping[str, str | Price] = {},
 ) -> tuple[RunConfig, Suite[Any]]:
     """The configuration and the tasks of the trial `run` would start with these
-    conditions, checked and nothing run; a ConfigError says what is wrong."""
+    conditions, checked and nothing run; a ConfigError says what is wrong. `prices`:
+    model -> what its tokens cost, a `Price` or "IN/OUT" in dollars per million prompt
+    and completion tokens; a model without one costs nothing."""
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
     data, repos, wheels = _path(data), _path(repos), _path(wheels)
     packages = _names(packages, "packages")
+    unpriced = sorted(set(prices) - set(_names(models, "models")))
+    if unpriced:
+        raise ConfigError(f"--price names {', '.join(unpriced)}, which is no --model of the run")
     tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
     shaped = _shape_conditions(
         tasks,
@@ -241,6 +248,10 @@ def configure(
             "repos": repos,
             "wheels": wheels,
             "packages": sorted(packages),
+            "prices": {
+                model: price if isinstance(price, Price) else Price.parsed(price)
+                for model, price in prices.items()
+            },
             **shaped,
         }
     )

@@ -75,6 +75,41 @@ class Endpoints(BaseModel):
     request_timeout_s: float = 600.0
 
 
+class Price(BaseModel):
+    """What a model's tokens cost: US dollars per million prompt tokens and per
+    million completion tokens."""
+
+    model_config = ConfigDict(frozen=True)
+
+    prompt: float = Field(ge=0)
+    completion: float = Field(ge=0)
+
+    @classmethod
+    def parsed(cls, text: str) -> Price:
+        """`IN/OUT`, dollars per million prompt and completion tokens ("3/15"); a
+        ConfigError says what is wrong."""
+        parts = text.split("/")
+        try:
+            prompt, completion = (float(part) for part in parts)
+            return cls(prompt=prompt, completion=completion)
+        except ValueError:
+            raise ConfigError(
+                f"--price takes MODEL=IN/OUT, dollars per million prompt and completion "
+                f"tokens (gpt-4o=2.5/10), not {text!r}"
+            ) from None
+
+    @classmethod
+    def assigned(cls, text: str) -> tuple[str, Price]:
+        """--price's `MODEL=IN/OUT`, split at its last "=" (a model's name may hold one)."""
+        model, sep, price = text.rpartition("=")
+        if not sep or not model:
+            raise ConfigError(f"--price takes MODEL=IN/OUT (gpt-4o=2.5/10), not {text!r}")
+        return model, cls.parsed(price)
+
+    def of(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prompt + completion_tokens * self.completion) / 1e6
+
+
 class RunConfig(BaseModel):
     """Every condition of a run; defaults are the fixed conditions of the seed experiment."""
 
@@ -103,6 +138,7 @@ class RunConfig(BaseModel):
     wheels: Path | None = None  # where their package environments are built from
     unsafe_host_exec: bool = False
     efficiency: bool = True  # passing candidates measured against the references
+    prices: dict[str, Price] = {}  # model -> what its tokens cost; an unpriced one costs 0
     limits: Limits = Limits()
     endpoints: Endpoints = Endpoints()
 

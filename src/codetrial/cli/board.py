@@ -69,6 +69,7 @@ def print_board(found: Board) -> None:
             "suspect",
             "cut off",
             "overflow",
+            "cost $",
             "vs above",
         ):
             table.add_column(
@@ -90,6 +91,7 @@ def print_board(found: Board) -> None:
                 str(row.suspect),
                 str(row.cut_off),
                 str(row.overflow),
+                f"{row.cost_usd:.4f}",
                 f"-{paired.above_better}/+{paired.above_worse} p={paired.p_value:.2f}"
                 if paired
                 else "",

@@ -24,6 +24,7 @@ from codetrial.cli.options import (
 )
 from codetrial.cli.report import show
 from codetrial.cli.views import Bar, out
+from codetrial.config import Price
 
 
 def run(
@@ -95,6 +96,13 @@ def run(
     openai_url: Annotated[str | None, typer.Option(help="($OPENAI_BASE_URL)")] = None,
     api_key: Annotated[str | None, typer.Option(help="($OPENAI_API_KEY)")] = None,
     resume: Annotated[Path | None, typer.Option(help="finish an interrupted run")] = None,
+    price: Annotated[
+        list[str],
+        typer.Option(
+            help="MODEL=IN/OUT: what a model's tokens cost, in dollars per million prompt "
+            "and completion tokens (repeatable; a model without one costs nothing)"
+        ),
+    ] = [],  # noqa: B006
     efficiency: Efficiency = True,
     unsafe_host_exec: UnsafeHostExec = False,
     json: Json = False,
@@ -135,5 +143,6 @@ def run(
             resume=resume,
             progress=bar,
             packages=packages_of(packages, requirements) or (),
+            prices=dict(Price.assigned(text) for text in price),
         )
     show(result, json)

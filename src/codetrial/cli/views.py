@@ -53,6 +53,7 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
         "suspect",
         "cut off",
         "overflow",
+        "cost $",
     ):
         model = header == "model"
         table.add_column(
@@ -70,6 +71,7 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
             str(r.suspect),
             str(r.cut_off),
             str(r.overflow),
+            f"{r.cost_usd:.4f}",
         )
     return table
 
@@ -128,6 +130,8 @@ def edit_table(rows: Sequence[EditSummary]) -> Table:
         ("seconds per case", [f"{r.seconds_per_case:.1f}" for r in rows]),
         ("prompt tokens", [str(r.prompt_tokens) for r in rows]),
         ("completion tokens", [str(r.completion_tokens) for r in rows]),
+        ("total cost $", [f"{r.total_cost:.4f}" for r in rows]),
+        ("cost per case $", [f"{r.cost_per_case:.4f}" for r in rows]),
     ]
     for label, cells in lines:
         table.add_row(label, *cells)

@@ -24,6 +24,7 @@ from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
 from codetrial.records import Outcome
 from codetrial.report.charts import shown_size, size_vs_score
 from codetrial.report.document import render
+from codetrial.report.summary import cost
 from codetrial.runs import find_runs
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
@@ -63,6 +64,7 @@ class Entry:
     suspect: int = 0
     cut_off: int = 0
     overflow: int = 0
+    cost_usd: float = 0.0  # its tokens at its price, as the run recorded it
 
     @property
     def pass_rate(self) -> float:
@@ -133,6 +135,7 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
                     suspect=sum(bool(a.suspects) for a in used),
                     cut_off=sum(a.cut_off for a in used),
                     overflow=sum(a.outcome is Outcome.OVERFLOW for a in used),
+                    cost_usd=cost(used, manifest.config.prices),
                 )
             )
     return found
@@ -237,6 +240,10 @@ class Row:
         return sum(e.overflow for e in self.entries)
 
     @property
+    def cost_usd(self) -> float:
+        return sum(e.cost_usd for e in self.entries)
+
+    @property
     def variant(self) -> str:
         """The conditions that set this row apart from others of its suite."""
         return ", ".join(f"{k} {v or 'none'}" for k, v in self.differs.items())
@@ -283,6 +290,7 @@ def _row_dict(row: Row) -> dict[str, object]:
         "suspect": row.suspect,
         "cut_off": row.cut_off,
         "overflow": row.overflow,
+        "cost_usd": row.cost_usd,
         "paired_with_above": None
         if row.paired is None
         else {

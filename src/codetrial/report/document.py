@@ -74,7 +74,7 @@ def figures(store: RunStore) -> Figures:
     }
     return Figures(
         results=results,
-        rows=summarize(results, config.labels),
+        rows=summarize(results, config.labels, config.prices),
         pass_at_k=pass_at_k_rows(results, config.labels, list(manifest.task_sha256)),
         edits=edit_summaries(
             results,
@@ -82,6 +82,7 @@ def figures(store: RunStore) -> Figures:
             edited_tasks(manifest),
             config.edit_format or "",
             config.repair_attempts + 1,
+            config.prices,
         ),
         repositories=repository_summaries(results, config.models, list(manifest.repositories)),
         efficiency=efficiency,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from codetrial.config import Price
 from codetrial.metrics import Estimate, bootstrap, ks_for, pass_at_k_table
 from codetrial.records import (
     FAIL_TO_PASS,
@@ -40,12 +41,25 @@ class ModelSummary:
     suspect: int = 0
     cut_off: int = 0
     overflow: int = 0
+    cost_usd: float = 0.0  # every attempt's tokens, at the model's price (0 unpriced)
 
-    def as_dict(self) -> dict[str, int | str]:
+    def as_dict(self) -> dict[str, int | str | float]:
         return asdict(self)
 
 
-def summarize(results: Sequence[TaskResult], models: Sequence[str]) -> list[ModelSummary]:
+def cost(attempts: Sequence[AttemptRecord], prices: Mapping[str, Price]) -> float:
+    """What `attempts`' tokens cost in dollars at their models' `prices` (model ->
+    its price; a model without one costs nothing)."""
+    return sum(
+        prices[a.model].of(a.prompt_tokens or 0, a.completion_tokens or 0)
+        for a in attempts
+        if a.model in prices
+    )
+
+
+def summarize(
+    results: Sequence[TaskResult], models: Sequence[str], prices: Mapping[str, Price] = {}
+) -> list[ModelSummary]:
     """The seed's table, over each task's first sample (the greedy one at temperature 0)."""
     rows = []
     for model in models:
@@ -67,6 +81,7 @@ def summarize(results: Sequence[TaskResult], models: Sequence[str]) -> list[Mode
                 suspect=sum(bool(a.suspects) for a in every),
                 cut_off=sum(a.cut_off for a in every),
                 overflow=sum(a.outcome is Outcome.OVERFLOW for a in every),
+                cost_usd=cost(every, prices),
             )
         )
     return rows
@@ -188,6 +203,7 @@ class EditSummary:
     generation_s: float
     prompt_tokens: int
     completion_tokens: int
+    total_cost: float  # dollars, at the model's price (aider's `total_cost`)
 
     @property
     def well_formed(self) -> float:
@@ -197,6 +213,10 @@ class EditSummary:
     def seconds_per_case(self) -> float:
         return self.generation_s / self.cases
 
+    @property
+    def cost_per_case(self) -> float:
+        return self.total_cost / self.cases
+
     def as_dict(self) -> dict[str, object]:
         figures = asdict(self)
         figures["pass_after_try"] = [e.as_dict() for e in self.pass_after_try]
@@ -204,6 +224,7 @@ class EditSummary:
             **figures,
             "well_formed": self.well_formed,
             "seconds_per_case": self.seconds_per_case,
+            "cost_per_case": self.cost_per_case,
         }
 
 
@@ -219,6 +240,7 @@ def edit_summaries(
     edited_ids: set[str],
     edit_format: str,
     tries: int,
+    prices: Mapping[str, Price] = {},
 ) -> list[EditSummary]:
     """One EditSummary per model that answered tasks in an edit format (`edited_ids`:
     workspace tasks, and repository tasks a model was asked to fix)."""
@@ -252,6 +274,7 @@ def edit_summaries(
                 generation_s=sum(a.generation_s for a in attempts),
                 prompt_tokens=sum(a.prompt_tokens or 0 for a in attempts),
                 completion_tokens=sum(a.completion_tokens or 0 for a in attempts),
+                total_cost=cost(attempts, prices),
             )
         )
     return rows
