@@ -11,6 +11,7 @@ The public API (the command line is a thin layer over it)::
     run = codetrial.open_run("runs/...")                     # a stored run
     result = codetrial.run_sweep("nightly.toml")             # a grid of runs
     board = codetrial.board(["sweeps/nightly"])              # a leaderboard of runs
+    queue = codetrial.review("runs/...")                     # what still fails, for a person
 
 Names are imported when first used, so `import codetrial` loads nothing else.
 """
@@ -33,6 +34,8 @@ _HOMES = {
     "select": "codetrial.api",
     "SelectionResult": "codetrial.api",
     "compare": "codetrial.api",
+    "review": "codetrial.api",
+    "decide": "codetrial.api",
     "load_tasks": "codetrial.api",
     "open_run": "codetrial.runs",
     "Run": "codetrial.runs",
@@ -67,11 +70,13 @@ __all__ = [
     "board",
     "compare",
     "configure",
+    "decide",
     "evaluate",
     "judge",
     "load_tasks",
     "open_run",
     "plan_sweep",
+    "review",
     "run",
     "run_sweep",
     "select",
@@ -84,9 +89,11 @@ if _typing.TYPE_CHECKING:
         SelectionResult,
         compare,
         configure,
+        decide,
         evaluate,
         judge,
         load_tasks,
+        review,
         run,
         select,
     )

@@ -25,6 +25,7 @@ from codetrial.config import (
     Price,
     RunConfig,
     endpoints_from_env,
+    reviewer,
 )
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
@@ -39,6 +40,7 @@ from codetrial.prompts import prompt_profile_for
 from codetrial.records import Candidate, Verdict
 from codetrial.report.compare import Comparison, write_comparison
 from codetrial.report.compare import compare as compare_stores
+from codetrial.report.review import Decision, Queue, record_decision, write_queue
 from codetrial.runs import Run
 from codetrial.samples import CPU_S, TIMEOUT_S, SamplesJob, judge_samples, prompt_map
 from codetrial.sandbox import SandboxPolicy
@@ -556,9 +558,45 @@ def compare(
 ) -> Comparison:
     """Run B against run A on the tasks both finished: per-task changes of the first
     attempt, and an exact McNemar test; the HTML page written to `out` if given."""
-    paths = [r.path if isinstance(r, Run) else Path(r) for r in (run_a, run_b)]
+    paths = [_run_path(r) for r in (run_a, run_b)]
     with RunStore.open(paths[0]) as a, RunStore.open(paths[1]) as b:
         comparison = compare_stores(a, b)
     if out is not None:
         write_comparison(comparison, Path(out))
     return comparison
+
+
+def _run_path(run: Run | Path | str) -> Path:
+    return run.path if isinstance(run, Run) else Path(run)
+
+
+def review(run: Run | Path | str) -> Queue:
+    """The tasks a stored run's models still fail after repair, per model and sample,
+    written for a person (review/queue.jsonl and review/queue.md in the run
+    directory); the report is written again to list them and link the page."""
+    path = _run_path(run)
+    queue = write_queue(path)
+    Run(path).report()
+    return queue
+
+
+def decide(
+    run: Run | Path | str,
+    task_id: str,
+    *,
+    model: str,
+    accept: bool,
+    sample: int = 0,
+    note: str = "",
+    by: str | None = None,
+) -> Decision:
+    """A person's decision about a task `review` queued, appended to
+    review/decisions.jsonl (`by`: who, $USER when not given); no verdict changes. A
+    ConfigError when the task is not in the queue. The report is written again to
+    show it."""
+    path = _run_path(run)
+    decision = record_decision(
+        path, task_id, model=model, sample=sample, accept=accept, by=by or reviewer(), note=note
+    )
+    Run(path).report()
+    return decision

@@ -216,3 +216,8 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "codetrial"
+
+
+def reviewer() -> str:
+    """Who records a review decision when no one is named: $USER, else "unknown"."""
+    return os.environ.get("USER") or "unknown"

@@ -17,6 +17,7 @@ from codetrial.cli import (
     models,
     report,
     rerun,
+    review,
     run,
     select,
     sweep,
@@ -34,6 +35,7 @@ app.command("run")(run.run)
 app.command("ask")(ask.ask)
 app.command("report")(report.report)
 app.command("rerun")(rerun.rerun_command)
+app.command("review")(review.review)
 app.command("tasks")(tasks.tasks)
 app.command("check")(check.check)
 app.command("evaluate")(evaluate.evaluate)

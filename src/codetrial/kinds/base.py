@@ -147,6 +147,11 @@ class Kind(Generic[T]):
         """`codetrial tasks`' row: what is asked, its tests, whether it has a reference."""
         raise NotImplementedError
 
+    def asked_text(self, task: T) -> str:
+        """What `task` asks, as a person reads it: a function's spec, a workspace's
+        instructions, a repository's problem statement, a question."""
+        raise NotImplementedError
+
     def artifacts(self, task: T, record: AttemptRecord, label: str) -> dict[str, str]:
         """The files kept for an attempt besides its response (path -> text, below
         the task's folder), `label` naming the attempt."""

@@ -58,6 +58,9 @@ class FunctionKind(Kind[Task]):
         asks = task.signature.source.splitlines()[0].removesuffix(":")
         return asks, f"{visible} visible, {hidden} hidden", "yes" if task.reference else "no"
 
+    def asked_text(self, task: Task) -> str:
+        return task.spec
+
     def artifacts(self, task: Task, record: AttemptRecord, label: str) -> dict[str, str]:
         kept = output_of(record, label)
         if record.code is not None:

@@ -223,6 +223,9 @@ class QuestionKind(Kind[QuestionTask]):
         files = ", ".join(p.name for p in task.files)
         return task.question, f"{answer}, about {files}", "yes" if task.reference else "no"
 
+    def asked_text(self, task: QuestionTask) -> str:
+        return task.question
+
     def artifacts(self, task: QuestionTask, record: AttemptRecord, label: str) -> dict[str, str]:
         """A round's program, what it printed, and the model's reply."""
         kept = {} if record.code is None else {f"candidate_{label}.py": record.code}

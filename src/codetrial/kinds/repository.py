@@ -57,6 +57,9 @@ class RepositoryKind(Edited[RepositoryTask]):
         tests = f"{len(task.fail_to_pass)} FAIL_TO_PASS, {len(task.pass_to_pass)} PASS_TO_PASS"
         return f"a patch to {task.repo} at {task.base_commit[:12]}", tests, "gold patch"
 
+    def asked_text(self, task: RepositoryTask) -> str:
+        return task.problem_statement
+
     def artifacts(self, task: RepositoryTask, record: AttemptRecord, label: str) -> dict[str, str]:
         """The patch, and the task's test patch (never shown to the model) once."""
         kept = output_of(record, label) | {f"patch_{label}.diff": record.patch or ""}

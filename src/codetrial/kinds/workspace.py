@@ -69,6 +69,9 @@ class WorkspaceKind(Edited[WorkspaceTask]):
         tests = f"{len(expected_tests(task.test_sources))} tests, unseen"
         return ("edit " + ", ".join(task.editable), tests, "yes" if task.reference else "no")
 
+    def asked_text(self, task: WorkspaceTask) -> str:
+        return task.instructions
+
     def artifacts(self, task: WorkspaceTask, record: AttemptRecord, label: str) -> dict[str, str]:
         """The files as the attempt left them and their changes against the task's."""
         kept = output_of(record, label)

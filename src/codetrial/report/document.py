@@ -21,6 +21,7 @@ from codetrial.report.charts import (
 )
 from codetrial.report.questions import FixGain, ModePair, ModeRow, fix_gains, mode_pairs, mode_rows
 from codetrial.report.questions import images as question_images
+from codetrial.report.review import needs_a_person
 from codetrial.report.summary import (
     EditSummary,
     EfficiencySummary,
@@ -161,6 +162,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "mode_pairs": figures.mode_pairs,
         "fix_gains": figures.fix_gains,
         "suspects": figures.suspects,
+        "review": needs_a_person(store.run_dir, results),
         "images": (lambda result: question_images(store.run_dir, result)),
     }
 
