@@ -78,6 +78,7 @@ def test_the_queue_holds_what_still_fails_and_decisions_never_change_a_verdict(
     assert "## two_sum · " in page and "palindrome" not in page
     assert "1 more left out, every try an infra_error" in page
     assert two_sum.spec.splitlines()[0] in page and "return None" in page
+    assert f"--decide two_sum --model {model} --sample 0 --accept`" in page
     report = (run.path / "report.html").read_text()
     assert "Needs a person" in report and 'href="review/queue.md"' in report
     assert "undecided" in report

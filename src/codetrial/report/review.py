@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -166,9 +167,8 @@ def queue_page(run_id: str, run_dir: Path, items: Sequence[QueueItem], left_out:
         f"# Needs a person: {run_id}\n",
         f"{len(items)} task(s) still fail after repair"
         + (f"; {left_out} more left out, every try an infra_error" if left_out else "")
-        + ". Record a decision with `codetrial review "
-        f"{run_dir} --decide TASK --model MODEL --sample N --accept` (or `--reject`), "
-        "with `--note TEXT` to say why.\n",
+        + ". Each section ends with the command that records a person's decision "
+        "(`--accept` or `--reject`, with `--note TEXT` to say why); no verdict changes.\n",
     ]
     for item in items:
         last = item.last
@@ -191,8 +191,11 @@ def queue_page(run_id: str, run_dir: Path, items: Sequence[QueueItem], left_out:
             parts += ["#### Patch\n", _fenced(last.patch, "diff")]
         if last.visible_output:
             parts += ["#### Test output\n", _fenced(last.visible_output)]
-        if last.feedback:
+        if last.feedback and last.feedback != last.visible_output:
             parts += ["#### Feedback\n", _fenced(last.feedback)]
+        command = ["codetrial", "review", str(run_dir), "--decide", item.task_id]
+        command += ["--model", item.model, "--sample", str(item.sample), "--accept"]
+        parts.append(f"Decide: `{shlex.join(command)}`\n")
     return "\n".join(parts)
 
 
