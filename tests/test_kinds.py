@@ -116,6 +116,9 @@ class PrintedKind(Kind[PrintedTask]):
     def row(self, task: PrintedTask) -> tuple[str, str, str]:
         return task.question, "what the program prints", "no"
 
+    def asked_text(self, task: PrintedTask) -> str:
+        return task.question
+
     def artifacts(self, task: PrintedTask, record: AttemptRecord, label: str) -> dict[str, str]:
         return output_of(record, label) | {f"program_{label}.py": record.code or ""}
 
