@@ -14,6 +14,7 @@ from codetrial.cli.views import (
     edit_table,
     efficiency_table,
     instance_table,
+    integrity_table,
     matrix_table,
     pass_at_k_table,
     print_json,
@@ -33,6 +34,7 @@ def show(run: codetrial.Run, as_json: bool = False) -> None:
     if len(task_ids) <= 40:
         console.print(matrix_table(computed.results, run.models, task_ids))
     console.print(results_table(computed.rows))
+    console.print(integrity_table(computed.rows))
     console.print(pass_at_k_table(computed.pass_at_k))
     if computed.edits:
         console.print(edit_table(computed.edits))

@@ -40,25 +40,24 @@ _STYLE = {
 }
 
 
+def _model_column(table: Table, rows: Sequence[ModelSummary]) -> None:
+    """The model column: names kept on one line while they are short enough to leave
+    the figures room in 80 columns, folded, never cut, when longer."""
+    short = all(len(r.model) <= 26 for r in rows)
+    table.add_column("model", no_wrap=short, overflow="fold")
+
+
 def results_table(rows: Sequence[ModelSummary]) -> Table:
     table = Table(title="Results")
+    _model_column(table, rows)
     for header in (
-        "model",
         "first pass",
         "after repair",
         "repair successes / tries",
         "gate rejects",
         "infra errors",
-        "tampered",
-        "suspect",
-        "cut off",
-        "overflow",
-        "cost $",
     ):
-        model = header == "model"
-        table.add_column(
-            header, justify="left" if model else "right", overflow="fold" if model else "ellipsis"
-        )
+        table.add_column(header, justify="right")
     for r in rows:
         table.add_row(
             r.model,
@@ -67,6 +66,20 @@ def results_table(rows: Sequence[ModelSummary]) -> Table:
             f"{r.repair_successes}/{r.repair_tries}",
             str(r.gate_rejects),
             str(r.infra_errors),
+        )
+    return table
+
+
+def integrity_table(rows: Sequence[ModelSummary]) -> Table:
+    """What else a person must know of each model's attempts, over every sample:
+    forged runs, suspect edits, replies cut off, prompts too long, and the cost."""
+    table = Table(title="Forgery, limits and cost (every sample)")
+    _model_column(table, rows)
+    for header in ("tampered", "suspect", "cut off", "overflow", "cost $"):
+        table.add_column(header, justify="right")
+    for r in rows:
+        table.add_row(
+            r.model,
             str(r.tampered),
             str(r.suspect),
             str(r.cut_off),
