@@ -394,6 +394,33 @@ def test_no_module_is_on_an_import_cycle() -> None:
     assert not found, f"{len(found)} import cycles:\n" + "\n".join(map(describe, found))
 
 
+def part(module: str) -> str:
+    """The top-level module or package `module` is in (`codetrial.report.board`:
+    `codetrial.report`); the package's own `__init__` is itself."""
+    return ".".join(module.split(".")[:2])
+
+
+def parts(graph: dict[str, list[Edge]]) -> dict[str, list[Edge]]:
+    """The graph of the package's parts: an edge from one part to another for each
+    import between their modules, at the line of that import."""
+    found: dict[str, list[Edge]] = {part(m): [] for m in graph}
+    for module, edges in graph.items():
+        found[part(module)] += [
+            Edge(part(module), part(e.target), e.line)
+            for e in edges
+            if part(e.target) != part(module)
+        ]
+    return found
+
+
+def test_no_part_of_the_package_is_on_an_import_cycle_with_another() -> None:
+    """Two parts that import each other (`report` and `runs`; `environments` and
+    `verdict`) are one part in all but name, even when no two modules of theirs form a
+    cycle: neither can be read, moved or tested without the other."""
+    found = cycles(parts(import_graph()))
+    assert not found, f"{len(found)} cycles between parts:\n" + "\n".join(map(describe, found))
+
+
 def test_every_module_has_a_layer_and_every_name_of_the_table_a_module() -> None:
     graph, placed = import_graph(), layers()
     assert [m for m in graph if layer_of(m, placed) is None] == []

@@ -29,8 +29,7 @@ from pathlib import Path
 
 from codetrial.config import cache_dir
 from codetrial.errors import ConfigError, RepositoryError
-from codetrial.tasks.repository import EnvironmentSpec, RepositoryTask
-from codetrial.verdict.repository import Repositories, check_repositories
+from codetrial.tasks.repository import EnvironmentSpec
 
 _RECORD = "codetrial-environment.json"
 PIP_TIMEOUT_S = 900
@@ -212,33 +211,3 @@ def one_version_each(environments: Sequence[Environment]) -> None:
                     f"({' '.join(environment.requested)}), and a run imports from all of them: "
                     "pin the same versions, or run those tasks apart"
                 )
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """What a run's tasks need before they are judged: where its repository tasks
-    come from (None when there are none), every task's environment (task id -> it,
-    for the manifest), those of the function tasks and questions that import
-    libraries, and the files questions ask about, shown read-only to programs."""
-
-    repositories: Repositories | None
-    environments: dict[str, Environment]
-    libraries: dict[str, Environment]
-    inputs: tuple[Path, ...] = ()
-
-
-def for_repositories(
-    tasks: Sequence[RepositoryTask], repos: Path | None, wheels: Path | None, command: str
-) -> Prepared:
-    """What repository `tasks` need, once every clone and commit is found under
-    `repos` and every environment is built; a ConfigError or RepositoryError says what
-    is missing and how to provide it."""
-    if repos is None:
-        raise ConfigError(
-            f"repository tasks need {command} --repos DIR: a folder with one git clone per "
-            "repository, named owner__name as SWE-bench names them"
-        )
-    check_repositories(repos, tasks)
-    built = ensure([t.environment for t in tasks], wheels, command)
-    by_task = {t.id: built[t.environment] for t in tasks}
-    return Prepared(Repositories(repos, {i: e.path for i, e in by_task.items()}), by_task, {})

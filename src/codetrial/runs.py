@@ -3,14 +3,13 @@ function of the API that makes one."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from codetrial.metrics import Estimate
 from codetrial.records import AttemptRecord, TaskResult, TestOutcome
 from codetrial.report import Figures, figures, results_document, write_reports
-from codetrial.store import MANIFEST, RunStore
+from codetrial.store import RunStore
 from codetrial.store.manifest import Manifest
 
 
@@ -102,19 +101,3 @@ def open_run(path: Path | str) -> Run:
     """A run that `codetrial run`, `evaluate` or the API stored; a StoreError says what
     to do when `path` is not a readable run directory."""
     return Run(path)
-
-
-def find_runs(paths: Iterable[Path]) -> list[Path]:
-    """The run directories among `paths` and below them, each once, in path order; a
-    run directory's own folders, and hidden ones (a copy on its way in), are not
-    searched."""
-    found: dict[Path, None] = {}
-    pending = sorted(paths, reverse=True)
-    while pending:
-        path = pending.pop()
-        if (path / MANIFEST).is_file():
-            found[path] = None
-        elif path.is_dir() and not path.is_symlink():
-            inside = (p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-            pending.extend(sorted(inside, reverse=True))
-    return list(found)

@@ -28,8 +28,8 @@ from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from codetrial import syntax
 from codetrial.records import Suspect
+from codetrial.syntax import parse
 
 RULES = {
     "S001": "a file pytest or the interpreter loads by itself (conftest.py, pytest.ini, "
@@ -310,7 +310,7 @@ def scan(path: str, text: str, changed: Collection[int] | None = None) -> list[S
 
 def _python_hits(path: str, text: str) -> list[_Hit]:
     try:
-        tree = syntax.parse(text, path)
+        tree = parse(text, path)
     except SyntaxError:
         return []
     return list(_Reader(tree, pytest_allowed=_pytest_allowed(path)).hits())
@@ -416,7 +416,7 @@ def _fragment_hits(path: str, hunk: list[tuple[int, str, bool]]) -> list[_Hit] |
         for end in ends:
             module, offset = _framed([text for _, text, _ in hunk[start:end]])
             try:
-                tree = syntax.parse(module, path)
+                tree = parse(module, path)
             except SyntaxError:
                 continue
             shift = hunk[start][0] - 1 - offset

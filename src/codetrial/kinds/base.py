@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, overload
 
-from codetrial import environments
 from codetrial.config import RunConfig, ShapeDefaults
 from codetrial.edits import EDIT_FORMATS, EditFormat
-from codetrial.environments import Prepared
+from codetrial.environments import for_libraries
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile
 from codetrial.localize import Localized
@@ -33,7 +32,7 @@ from codetrial.prompts import judged_by_definitions
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict
 from codetrial.registry import Registry
 from codetrial.tasks import load_suite as load_tasks
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, Prepared
 
 
 class KindedTask(Protocol):
@@ -313,7 +312,7 @@ class Libraries(Protocol):
 def with_libraries(tasks: Sequence[Libraries], wheels: Path | None) -> Prepared:
     """What tasks that import libraries need: the environments of those that declare
     packages, built from `wheels` when given."""
-    libraries = environments.for_libraries({t.id: t.packages for t in tasks}, wheels)
+    libraries = for_libraries({t.id: t.packages for t in tasks}, wheels)
     return Prepared(None, libraries, libraries)
 
 

@@ -9,7 +9,6 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from codetrial.config import FUNCTION_DEFAULTS, RunConfig
-from codetrial.environments import Prepared
 from codetrial.extract import extract
 from codetrial.gate import Profile, get_profile
 from codetrial.kinds.base import KINDS, Asked, Kind, Probe, output_of, with_libraries
@@ -22,7 +21,7 @@ from codetrial.prompts import (
 )
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict, Visibility
 from codetrial.tasks.model import Signature, Task
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, Prepared
 
 NO_CODE = "(no code was found in the response)"
 AGAIN = 2  # more runs of a reference, to find a test whose outcome changes

@@ -24,7 +24,6 @@ from pathlib import Path
 from string import Template
 
 from codetrial.config import QUESTION_DEFAULTS, Limits, RunConfig
-from codetrial.environments import Prepared
 from codetrial.errors import ConfigError
 from codetrial.extract import extract
 from codetrial.gate import Profile, check
@@ -45,7 +44,7 @@ from codetrial.tasks.questions import QuestionTask
 from codetrial.verdict import STOP_OUTCOMES
 from codetrial.verdict.answers import check as check_answer
 from codetrial.verdict.answers import final_answer
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, Prepared
 
 MODES = ("direct", "once", "fix")
 PREVIEW_LINES = 6

@@ -11,20 +11,20 @@ from collections.abc import Sequence
 from concurrent.futures import Future
 from pathlib import Path
 
-from codetrial import environments, localize
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
-from codetrial.environments import Prepared
+from codetrial.environments import ensure
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, scan_patch
 from codetrial.kinds.base import KINDS, Asked, output_of
 from codetrial.kinds.workspace import Edited, repaired, settled
 from codetrial.localize import Localized
+from codetrial.localize import views as localized_views
 from codetrial.prompts import workspace_messages
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict
 from codetrial.sandbox import Sandbox
 from codetrial.tasks.repository import RepositoryTask
-from codetrial.verdict.pool import JudgePool
-from codetrial.verdict.repository import judge_repository
+from codetrial.verdict.pool import JudgePool, Prepared
+from codetrial.verdict.repository import Repositories, check_repositories, judge_repository
 
 
 class RepositoryKind(Edited[RepositoryTask]):
@@ -45,10 +45,21 @@ class RepositoryKind(Edited[RepositoryTask]):
         wheels: Path | None,
         command: str,
     ) -> Prepared:
-        return environments.for_repositories(tasks, repos, wheels, command)
+        """Every clone and commit found under `repos` and every environment built; a
+        ConfigError or RepositoryError says what is missing and how to provide it."""
+        if repos is None:
+            raise ConfigError(
+                f"repository tasks need {command} --repos DIR: a folder with one git clone "
+                "per repository, named owner__name as SWE-bench names them"
+            )
+        check_repositories(repos, tasks)
+        built = ensure([t.environment for t in tasks], wheels, command)
+        by_task = {t.id: built[t.environment] for t in tasks}
+        folders = {task_id: e.path for task_id, e in by_task.items()}
+        return Prepared(Repositories(repos, folders), by_task, {})
 
     def views(self, tasks: Sequence[RepositoryTask], config: RunConfig) -> dict[str, Localized]:
-        return localize.views(tasks, config)
+        return localized_views(tasks, config)
 
     def environment(self, task: RepositoryTask) -> tuple[tuple[str, ...], str] | None:
         return task.environment.packages, f"{task.repo} {task.version}"

@@ -25,8 +25,7 @@ from codetrial.records import Outcome
 from codetrial.report.charts import shown_size, size_vs_score
 from codetrial.report.document import render
 from codetrial.report.summary import cost
-from codetrial.runs import find_runs
-from codetrial.store import RunStore
+from codetrial.store import RunStore, find_runs
 from codetrial.store.artifacts import write_atomic
 
 _IDENTITY = ("model", "tag", "digest", "file_sha256")  # what names the weights themselves

@@ -5,6 +5,7 @@ from codetrial.store.manifest import SCHEMA_VERSION, Manifest, new_manifest
 from codetrial.store.runstore import (
     MANIFEST,
     RunStore,
+    find_runs,
     new_run_id,
 )
 
@@ -13,6 +14,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "Manifest",
     "RunStore",
+    "find_runs",
     "new_manifest",
     "new_run_id",
 ]

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -109,6 +109,22 @@ def _unopenable(path: Path, exc: sqlite3.DatabaseError) -> StoreError:
         "codetrial wrote, which this user may read and write; fix its permissions, run as "
         "the user who wrote it, or re-run the trial"
     )
+
+
+def find_runs(paths: Iterable[Path]) -> list[Path]:
+    """The run directories among `paths` and below them, each once, in path order; a
+    run directory's own folders, and hidden ones (a copy on its way in), are not
+    searched."""
+    found: dict[Path, None] = {}
+    pending = sorted(paths, reverse=True)
+    while pending:
+        path = pending.pop()
+        if (path / MANIFEST).is_file():
+            found[path] = None
+        elif path.is_dir() and not path.is_symlink():
+            inside = (p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+            pending.extend(sorted(inside, reverse=True))
+    return list(found)
 
 
 class RunStore:

@@ -13,8 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from codetrial.errors import StoreError
-from codetrial.runs import find_runs
-from codetrial.store import RunStore
+from codetrial.store import RunStore, find_runs
 from codetrial.sweep.folder import STATE
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codetrial import executors
 from codetrial.errors import StoreError
+from codetrial.executors import Cell as Work
 from codetrial.store import MANIFEST, RunStore
 from codetrial.store.artifacts import write_atomic
 from codetrial.store.manifest import now
@@ -59,10 +59,10 @@ class SweepFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         write_atomic(self.path / SWEEP_FILE, sweep.text)
 
-    def run_dir(self, cell: executors.Cell) -> Path:
+    def run_dir(self, cell: Work) -> Path:
         return self.cells / cell.id
 
-    def resumable(self, cell: executors.Cell) -> bool:
+    def resumable(self, cell: Work) -> bool:
         """Whether the cell's run started; a folder left empty before its manifest was
         written is removed, since it holds nothing."""
         run_dir = self.run_dir(cell)
@@ -90,7 +90,7 @@ class SweepFolder:
         status = "failed" if cell.id in self._state["failed"] else "partial" if done else "new"
         return CellState(status, done, error=error)
 
-    def record_finished(self, cell: executors.Cell, wall_s: float) -> None:
+    def record_finished(self, cell: Work, wall_s: float) -> None:
         self._state["failed"].pop(cell.id, None)
         self._state["finished"][cell.id] = {
             "wall_s": round(wall_s, 3),
@@ -99,7 +99,7 @@ class SweepFolder:
         }
         self._save()
 
-    def record_failed(self, cell: executors.Cell, error: str) -> None:
+    def record_failed(self, cell: Work, error: str) -> None:
         self._state["failed"][cell.id] = error
         self._save()
 

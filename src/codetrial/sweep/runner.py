@@ -8,7 +8,8 @@ import json
 import time
 from pathlib import Path
 
-from codetrial import api
+from codetrial.api import SERVER_KEYS, server_endpoints
+from codetrial.api import run as run_trial
 from codetrial.executors import Cell
 from codetrial.models import Backend, create_backend
 from codetrial.progress import Progress
@@ -25,7 +26,7 @@ class CellRunner(contextlib.ExitStack):
     def run(self, cell: Cell, runs_dir: Path, resume: bool, progress: Progress) -> float:
         """Run the cell into `runs_dir`, or `resume` it where it stopped; its wall seconds."""
         started = time.monotonic()
-        api.run(
+        run_trial(
             **cell.options,
             runs_dir=runs_dir,
             name=cell.id,
@@ -36,10 +37,10 @@ class CellRunner(contextlib.ExitStack):
         return time.monotonic() - started
 
     def _models(self, cell: Cell) -> dict[str, Backend]:
-        urls = {key: cell.options.get(key) for key in api.SERVER_KEYS}
+        urls = {key: cell.options.get(key) for key in SERVER_KEYS}
         key = json.dumps([cell.model, urls], sort_keys=True)
         if key not in self._open:
-            backend = create_backend(cell.model, api.server_endpoints(**urls))
+            backend = create_backend(cell.model, server_endpoints(**urls))
             self.callback(backend.close)
             self._open[key] = backend
         return {cell.model: self._open[key]}

@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from codetrial import api
+from codetrial.api import configure, load_tasks
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import CodetrialError, ConfigError
 from codetrial.gate import PROFILES
@@ -44,7 +44,7 @@ _CHOICES: dict[str, Registry[Any]] = {"gate": PROFILES, "edit_format": EDIT_FORM
 
 def _options() -> dict[str, Any]:
     """Every condition a sweep may set, with the type `codetrial.run` declares for it."""
-    hints = typing.get_type_hints(api.configure)
+    hints = typing.get_type_hints(configure)
     return {name: hint for name, hint in hints.items() if name not in _NOT_CONDITIONS}
 
 
@@ -214,7 +214,7 @@ def expand(document: Mapping[str, Any], source: str) -> list[Cell]:
 def _checked_cell(cell: Cell) -> Cell:
     """The cell with its number of chains, once `codetrial.run` would accept it."""
     try:
-        config, tasks = api.configure(**cell.options)
+        config, tasks = configure(**cell.options)
     except ConfigError as exc:
         said = re.sub(r"--([a-z-]+)", lambda m: m[1].replace("-", "_"), str(exc))
         raise ConfigError(f"cell {cell.label}: {said}") from exc
@@ -242,7 +242,7 @@ def _edits_files(suite: str, options: Mapping[str, Any]) -> bool:
     checks that it exists, with its data file and task ids."""
     try:
         data = options.get("data")
-        tasks = api.load_tasks(
+        tasks = load_tasks(
             suite, data=None if data is None else Path(data), task_ids=options.get("task_ids") or ()
         )
     except CodetrialError as exc:

@@ -17,11 +17,12 @@ import queue
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from codetrial.config import Limits
-from codetrial.environments import Environment, Prepared
+from codetrial.environments import Environment
 from codetrial.errors import BackendError, ConfigError, PromptTooLong, RepositoryError, SandboxError
 from codetrial.gate import Profile
 from codetrial.records import Candidate, Outcome, Verdict
@@ -47,6 +48,19 @@ NO_ANSWER = ("raised", "returned", "timeout", "stopped")  # outputs that are not
 _Key = tuple[str, str, str | None]  # task digest, gate profile or kind, what is judged
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What a run's tasks need before they are judged: where its repository tasks
+    come from (None when there are none), every task's environment (task id -> it,
+    for the manifest), those of the function tasks and questions that import
+    libraries, and the files questions ask about, shown read-only to programs."""
+
+    repositories: Repositories | None
+    environments: dict[str, Environment]
+    libraries: dict[str, Environment]
+    inputs: tuple[Path, ...] = ()
 
 
 def infrastructure_failure(detail: str) -> Verdict:
