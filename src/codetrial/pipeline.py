@@ -50,7 +50,7 @@ from codetrial.sandbox import SandboxPolicy
 from codetrial.store import RunStore, new_manifest
 from codetrial.store.manifest import with_environments
 from codetrial.tasks import AnyTask, Task
-from codetrial.verdict.pool import JudgePool, request_failure, verdict_of
+from codetrial.verdict.pool import JudgePool, request_failure, settled, verdict_of
 
 Progress = Callable[[AttemptRecord], None]
 _STABLE_CONDITIONS = ("model", "tag", "digest", "file_sha256", "kv_cache")
@@ -133,7 +133,6 @@ class Awaiting:
 
     judging: Judging
     verdict: Verdict
-    spent: float
 
 
 def record(
@@ -227,10 +226,9 @@ def _judged(trial: Trial, job: Job, generation: Generation) -> tuple[Judging, Fu
         candidate, future = kind.respond(trial.pool, task, generation.text, asked, job.workspace)
         return Judging(job, generation, candidate, started), future
     before = job.follows
-    final: Future[Verdict] = Future()
-    final.set_result(kind.answered(task, before.verdict, generation.text))
+    final = settled(kind.answered(task, before.verdict, generation.text))
     joined = before.judging.generation.then(generation)
-    return Judging(job, joined, before.judging.candidate, started, before.spent), final
+    return Judging(job, joined, before.judging.candidate, started, before.judging.seconds), final
 
 
 def _verdict_when(judging: Judging, future: Future[Verdict]) -> Future[tuple[Judging, Verdict]]:
@@ -269,7 +267,7 @@ def run_backend(
         job = judging.job
         if verdict.asks is not None:
             if unavailable is None:
-                jobs.appendleft([_reply_job(Awaiting(judging, verdict, judging.seconds))])
+                jobs.appendleft([_reply_job(Awaiting(judging, verdict))])
             return
         stored = record(trial, backend, job, judging, verdict)
         trial.store.save(job.task, stored, verdict.written)

@@ -92,7 +92,7 @@ def judge_predictions(
             "limits": Limits.validated(job.timeout, scratch_mb=REPOSITORY_DEFAULTS.scratch_mb),
         }
     )
-    with JudgePool(job.workers, SandboxPolicy.of(config), prepared.repositories) as pool:
+    with JudgePool.for_tasks(job.workers, SandboxPolicy.of(config), prepared) as pool:
         source = {model: job.predictions.source for model in predictions}
         manifest = new_manifest(
             new_run_id(job.runs_dir, tasks[0].suite),

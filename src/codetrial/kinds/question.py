@@ -44,7 +44,7 @@ from codetrial.tasks.questions import QuestionTask
 from codetrial.verdict import STOP_OUTCOMES
 from codetrial.verdict.answers import check as check_answer
 from codetrial.verdict.answers import final_answer
-from codetrial.verdict.pool import JudgePool, Prepared
+from codetrial.verdict.pool import JudgePool, Prepared, settled
 
 MODES = ("direct", "once", "fix")
 PREVIEW_LINES = 6
@@ -162,12 +162,6 @@ def _ran(code: str, mode: str, last: bool) -> Callable[[Sandbox, Limits], Verdic
     return work
 
 
-def _settled(verdict: Verdict) -> Future[Verdict]:
-    done: Future[Verdict] = Future()
-    done.set_result(verdict)
-    return done
-
-
 def _then(future: Future[Verdict], step: Callable[[Verdict], Verdict]) -> Future[Verdict]:
     """The verdict `future` comes to, taken one `step` further."""
     after: Future[Verdict] = Future()
@@ -271,7 +265,7 @@ class QuestionKind(Kind[QuestionTask]):
     ) -> tuple[Candidate, Future[Verdict]]:
         """In "direct", the reply, checked; otherwise the program in it, run."""
         if asked.mode == "direct":
-            return Candidate(text, None), _settled(self.answered(task, self._direct(), text))
+            return Candidate(text, None), settled(self.answered(task, self._direct(), text))
         code = extract(text, "").code
         return Candidate(text, code), self._judged(pool, task, code, asked)
 
@@ -287,7 +281,7 @@ class QuestionKind(Kind[QuestionTask]):
             outcome, why = refused
             feedback = None if asked.last else why
             program = ProgramRecord(mode=mode)
-            return _settled(
+            return settled(
                 Verdict(outcome, gate=None, detail=why, feedback=feedback, program=program)
             )
         assert code is not None
@@ -342,7 +336,7 @@ class QuestionKind(Kind[QuestionTask]):
         if program is None:
             return None
         if record.mode == "direct" or program.mode == "direct":
-            return _settled(self.answered(task, self._direct(), program.reply or ""))
+            return settled(self.answered(task, self._direct(), program.reply or ""))
         again = dataclasses.replace(asked, mode=program.mode, last=record.feedback is None)
         reply = program.reply
 

@@ -16,14 +16,14 @@ from codetrial.environments import ensure
 from codetrial.errors import ConfigError
 from codetrial.gate import Profile, scan_patch
 from codetrial.kinds.base import KINDS, Asked, output_of
-from codetrial.kinds.workspace import Edited, repaired, settled
+from codetrial.kinds.workspace import Edited, repaired
 from codetrial.localize import Localized
 from codetrial.localize import views as localized_views
 from codetrial.prompts import workspace_messages
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict
 from codetrial.sandbox import Sandbox
 from codetrial.tasks.repository import RepositoryTask
-from codetrial.verdict.pool import JudgePool, Prepared
+from codetrial.verdict.pool import JudgePool, Prepared, settled
 from codetrial.verdict.repository import Repositories, check_repositories, judge_repository
 
 

@@ -23,17 +23,10 @@ from codetrial.prompts import (
 )
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict
 from codetrial.tasks.workspace import WorkspaceTask
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, settled
 from codetrial.verdict.workspace import apply_edit, changes, expected_tests, judge_workspace
 
 T = TypeVar("T", bound=KindedTask)
-
-
-def settled(verdict: Verdict) -> Future[Verdict]:
-    """A verdict reached without the sandbox, as the pool's are delivered."""
-    future: Future[Verdict] = Future()
-    future.set_result(verdict)
-    return future
 
 
 class Edited(Kind[T]):

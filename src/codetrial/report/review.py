@@ -78,10 +78,6 @@ class QueueItem:
     last: AttemptRecord
     changes: str | None  # a workspace's last files against the task's starting files
 
-    @property
-    def key(self) -> Key:
-        return self.model, self.task_id, self.sample
-
     def as_dict(self) -> dict[str, Any]:
         last = self.last
         return {

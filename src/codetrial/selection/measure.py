@@ -31,11 +31,14 @@ from codetrial.selection.judging import (
     task_auc,
 )
 from codetrial.selection.pools import chosen_tasks, entries
-from codetrial.selection.strategies import StrategyResult, TaskPool, compare_strategies
+from codetrial.selection.strategies import (
+    JUDGE_THRESHOLD,
+    StrategyResult,
+    TaskPool,
+    compare_strategies,
+)
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
-
-JUDGED_CORRECT = 0.5  # the P(correct) from which a judge's verdict is "correct"
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,11 @@ class JudgeError:
 
 
 def _errors(everything: Sequence[Entry], p_correct: Sequence[float]) -> list[JudgeError]:
-    """Every candidate whose judged verdict (P(correct) at least JUDGED_CORRECT) is
+    """Every candidate whose judged verdict (P(correct) at least JUDGE_THRESHOLD) is
     not its tests'."""
     found = []
     for p, entry in zip(p_correct, everything, strict=True):
-        record, judged_correct = entry.record, p >= JUDGED_CORRECT
+        record, judged_correct = entry.record, p >= JUDGE_THRESHOLD
         if judged_correct == record.passed:
             continue
         failing = next((t for t in record.tests if t.outcome.value in ("failed", "error")), None)

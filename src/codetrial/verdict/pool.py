@@ -63,6 +63,13 @@ class Prepared:
     inputs: tuple[Path, ...] = ()
 
 
+def settled(verdict: Verdict) -> Future[Verdict]:
+    """A verdict reached without the sandbox, delivered as the pool's are."""
+    future: Future[Verdict] = Future()
+    future.set_result(verdict)
+    return future
+
+
 def infrastructure_failure(detail: str) -> Verdict:
     """The verdict when the machinery failed: never the model's fault."""
     return Verdict(Outcome.INFRA_ERROR, gate=None, detail=detail)

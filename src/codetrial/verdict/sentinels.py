@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from codetrial.syntax import parse
+
 PLANTED = 2  # of each kind: to pass, to fail
 DERIVED = 2  # planted to fail, derived from a test of the file, when it has such tests
 _SPARE_WORDS = ("value", "values", "default", "empty", "order", "result", "items", "keys")
@@ -63,7 +65,7 @@ def _survey(source: str) -> tuple[frozenset[str], tuple[str, ...]] | None:
     would not run as written. A task's test files are the same pristine files on
     every run, so each is read once."""
     try:
-        tree = ast.parse(source)
+        tree = parse(source)
     except SyntaxError:
         return None
     if not _settled(tree, source):
@@ -251,7 +253,7 @@ def _host(source: str) -> _Host | None:
     if (survey := _survey(source)) is None:
         return None
     bound, words = survey
-    tree = ast.parse(source)
+    tree = parse(source)
     lines = _lines(source)
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
     last = max(
