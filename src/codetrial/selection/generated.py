@@ -69,14 +69,18 @@ def extract_tests(continuation: str, entry_point: str, limit: int = PER_CONTINUA
 def load_generated_tests(
     path: Path, tasks: list[Task], prompts: dict[str, str]
 ) -> dict[str, list[str]]:
-    """Task id -> every extracted test, duplicates kept (their count is their weight).
-    A line is {"prompt", "samples"}; `prompts` maps its prompt to a task id."""
+    """Task id -> every extracted test, duplicates kept (their count is their weight),
+    for `tasks` only. A line is {"prompt", "samples"}; `prompts` maps its prompt to a
+    task id, and a line of a task not among `tasks` is passed over."""
     by_id = {t.id: t for t in tasks}
     tests: dict[str, list[str]] = {}
     for where, record in read_jsonl(path):
-        task = by_id.get(prompts.get(str(record.get("prompt")), ""))
-        if task is None or not isinstance(record.get("samples"), list):
+        task_id = prompts.get(str(record.get("prompt")))
+        if task_id is None or not isinstance(record.get("samples"), list):
             raise TaskFormatError(f"{where}: needs a known 'prompt' and a 'samples' list")
+        task = by_id.get(task_id)
+        if task is None:
+            continue
         found = tests.setdefault(task.id, [])
         for continuation in record["samples"]:
             found.extend(extract_tests(str(continuation), task.entry_point))
