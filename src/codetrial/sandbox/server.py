@@ -24,7 +24,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -419,7 +419,7 @@ class Session(_Child):
         request = {"op": "call", "name": name, "args": encoded[0], "kwargs": encoded[1]}
         if cpu_s is not None:
             request["cpu_s"] = cpu_s
-        reply = self._exchange(request)
+        reply = self._exchange(request, cpu_s)
         if "oversize" in reply:
             self._halt(Stop.OUTPUT_LIMIT, f"a reply over the size cap ({reply['oversize']})")
             raise LimitHit(Stop.OUTPUT_LIMIT, self.stop_detail)
@@ -446,22 +446,28 @@ class Session(_Child):
             raise LimitHit(Stop.CRASH, self.stop_detail)
         return value
 
-    def run(self, source: str, cpu_s: float) -> bool:
-        """Run untrusted test code (say, a test a model wrote) in the candidate's own
-        process and namespace, within `cpu_s` CPU seconds there and a wall backstop
-        here: whether it completed without raising. A stopped child raises LimitHit.
-        `child_cpu_s` then holds the CPU time the child reports having used so far."""
-        reply = self._exchange({"op": "run", "source": source, "cpu_s": cpu_s})
+    def run(self, sources: Sequence[str], cpu_s: float) -> list[bool]:
+        """Run pieces of untrusted test code (say, tests a model wrote) one after
+        another in the candidate's own process and namespace, in one request, each
+        within `cpu_s` CPU seconds there, all within a wall backstop here: which
+        completed without raising (a reply that does not say, none). A stopped child
+        raises LimitHit. `child_cpu_s` then holds the CPU time the child reports having
+        used so far."""
+        request = {"op": "run", "sources": list(sources), "cpu_s": cpu_s}
+        reply = self._exchange(request, cpu_s * len(sources))
         with contextlib.suppress(TypeError, ValueError):
             self.child_cpu_s = float(reply.get("cpu_s", 0.0))
-        return reply.get("ran") is True
+        ran = reply.get("ran")
+        if not isinstance(ran, list) or len(ran) != len(sources):
+            return [False] * len(sources)
+        return [flag is True for flag in ran]
 
-    def _exchange(self, request: dict[str, Any]) -> dict[str, Any]:
+    def _exchange(self, request: dict[str, Any], cpu_s: float | None = None) -> dict[str, Any]:
         """Send a request and wait for its reply; with `cpu_s`, the wall deadline is
         that plus a margin (never beyond the session's). A stopped child raises LimitHit."""
         deadline = self.deadline
-        if "cpu_s" in request:
-            deadline = min(deadline, time.monotonic() + request["cpu_s"] + RUN_WALL_MARGIN_S)
+        if cpu_s is not None:
+            deadline = min(deadline, time.monotonic() + cpu_s + RUN_WALL_MARGIN_S)
         sent = self.stop is None and self._send(request, deadline)
         reply = self._receive(deadline) if sent else None
         if reply is None:

@@ -12,10 +12,11 @@ SCM_RIGHTS). Messages are JSON lines:
     child -> host     {"ok": value, "args": [...]} | {"raised": {...}, "args": [...]}
                       | {"unplain": type name, "args": [...]} | {"over_time": cpu_s}
                       | {"oversize": why}
-    host -> child     {"op": "run", "source", "cpu_s"}  (untrusted test code, say
-                      tests a model wrote, run in the candidate's namespace)
-    child -> host     {"ran": true, "cpu_s"} | {"raised": {...}, "cpu_s"}
-                      | {"over_time": cpu_s, "cpu_s"}  (its CPU so far)
+    host -> child     {"op": "run", "sources", "cpu_s"}  (pieces of untrusted test
+                      code, say tests a model wrote, run in the candidate's
+                      namespace one after another, each within cpu_s)
+    child -> host     {"ran": [completed without raising, per piece], "cpu_s"}
+                      (its CPU so far)
     host closes the child's input: the child exits
     server -> host    {"exited": {"code", "signal", "cpu_s", "peak_kb"}}  (its rusage)
 
@@ -199,15 +200,18 @@ def _cpu_limited(cpu_s: float | None) -> Any:
 
 
 def _run(namespace: dict[str, Any], message: dict[str, Any]) -> dict[str, Any]:
-    """Run a piece of untrusted test code within its CPU seconds."""
-    try:
-        with _cpu_limited(message["cpu_s"]):
-            exec(compile(message["source"], "generated_test.py", "exec"), namespace)
-    except _OverTime:
-        return {"over_time": message["cpu_s"], "cpu_s": time.process_time()}
-    except BaseException as exc:
-        return {"raised": _describe(exc), "cpu_s": time.process_time()}
-    return {"ran": True, "cpu_s": time.process_time()}
+    """Run pieces of untrusted test code one after another, each within its CPU
+    seconds: which completed without raising."""
+    ran = []
+    for source in message["sources"]:
+        try:
+            with _cpu_limited(message["cpu_s"]):
+                exec(compile(source, "generated_test.py", "exec"), namespace)
+        except BaseException:
+            ran.append(False)
+        else:
+            ran.append(True)
+    return {"ran": ran, "cpu_s": time.process_time()}
 
 
 def _encode_args(args: list[Any]) -> list[Any] | None:

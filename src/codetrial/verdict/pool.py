@@ -266,8 +266,7 @@ class JudgePool:
         with self._borrowed() as sandbox, sandbox.session(task.program(code), self.limits) as run:
             if run.load_error is None:
                 with contextlib.suppress(LimitHit):
-                    for test in tests:
-                        passed.append(run.run(test, cpu_s))
+                    passed = run.run(tests, cpu_s)
         if len(passed) < len(tests) or run.child_cpu_s > cpu_s * len(tests) + TESTS_SLACK_S:
             return [False] * len(tests)
         return passed
