@@ -93,7 +93,7 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
     with RunStore.open(run_dir) as store:
         manifest = store.manifest
         results = store.task_results()
-        attempts = [a for r in results for a in (r.first, *r.repairs)]
+        attempts = [a for r in results for a in r.attempts]
         for model, label in [
             (m, x) for m in manifest.config.models for x in manifest.config.labels_of(m)
         ]:

@@ -206,7 +206,7 @@ def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
                 "sample": r.sample,
                 "first_passed": r.first.passed,
                 "passed_after_repair": r.passed_after_repair,
-                "attempts": [a.model_dump(mode="json") for a in (r.first, *r.repairs)],
+                "attempts": [a.model_dump(mode="json") for a in r.attempts],
             }
             for r in figures.results
         ],

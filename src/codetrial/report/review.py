@@ -37,12 +37,8 @@ def unresolved(results: Iterable[TaskResult]) -> tuple[list[TaskResult], int]:
     """The results whose final attempt did not pass, and how many more did not whose
     every attempt was an infra_error, which says nothing about the model."""
     failing = [r for r in results if not r.final.passed]
-    kept = [r for r in failing if any(a.outcome is not Outcome.INFRA_ERROR for a in _tries(r))]
+    kept = [r for r in failing if any(a.outcome is not Outcome.INFRA_ERROR for a in r.attempts)]
     return kept, len(failing) - len(kept)
-
-
-def _tries(result: TaskResult) -> tuple[AttemptRecord, ...]:
-    return (result.first, *result.repairs)
 
 
 @dataclass(frozen=True)
@@ -138,7 +134,7 @@ def write_queue(run_dir: Path) -> Queue:
                 sample=result.sample,
                 kind=task.kind,
                 asked=kind_of(task).asked_text(task),
-                outcomes=[a.outcome.value for a in _tries(result)],
+                outcomes=[a.outcome.value for a in result.attempts],
                 last=last,
                 changes=None if last.files is None or start is None else changes(start, last.files),
             )

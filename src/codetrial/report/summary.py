@@ -103,9 +103,9 @@ def summarize(
     rows = []
     for model in models:
         mine = [r for r in results if r.model == model and r.sample == 0]
-        attempts = [a for r in mine for a in (r.first, *r.repairs)]
+        attempts = [a for r in mine for a in r.attempts]
         repaired = [r for r in mine if r.repairs]
-        every = [a for r in results if r.model == model for a in (r.first, *r.repairs)]
+        every = [a for r in results if r.model == model for a in r.attempts]
         rows.append(
             ModelSummary(
                 model=model,
@@ -145,7 +145,7 @@ def suspect_lines(results: Sequence[TaskResult]) -> list[SuspectLine]:
     return [
         SuspectLine(a.model, a.task_id, a.sample, a.attempt, **s.model_dump())
         for r in results
-        for a in (r.first, *r.repairs)
+        for a in r.attempts
         for s in a.suspects
     ]
 
@@ -286,7 +286,7 @@ def edit_summaries(
         ]
         if not mine:
             continue
-        chains = [(r.first, *r.repairs) for r in mine]
+        chains = [r.attempts for r in mine]
         attempts = [a for chain in chains for a in chain]
         rows.append(
             EditSummary(
