@@ -334,7 +334,7 @@ def test_a_priced_model_s_tokens_are_counted_in_dollars(
     (row,) = run.as_dict()["summary"]
     assert row["cost_usd"] == pytest.approx(expected) and expected > 0
     (entry,) = codetrial.board([run.path]).suites["contracts10"]
-    assert entry.cost_usd == pytest.approx(expected)
+    assert entry.integrity.cost_usd == pytest.approx(expected)
     unpriced = codetrial.run("contracts10", [model], task_ids=["two_sum"], runs_dir=tmp_path)
     assert unpriced.as_dict()["summary"][0]["cost_usd"] == 0
     with pytest.raises(ConfigError, match="--price names other, which is no --model"):

@@ -151,7 +151,7 @@ def test_no_code_and_the_gate_are_outcomes_a_fix_can_follow(tmp_path: Path) -> N
         task_ids=["sales-orders-10-plus-units"],
     )
     (chain,) = result.results()
-    outcomes = [a.outcome for a in (chain.first, *chain.repairs)]
+    outcomes = [a.outcome for a in chain.attempts]
     assert outcomes == [Outcome.NO_CODE, Outcome.REJECTED, Outcome.PASSED]
     assert chain.repairs[0].gate_rule is None  # a rejection is told, not run
     assert "G001" in chain.repairs[1].messages[5]["content"]  # the second fix request
@@ -370,7 +370,7 @@ def test_a_chain_cut_short_is_resumed_at_its_next_round(tmp_path: Path) -> None:
         task_ids=["sales-orders-10-plus-units"],
     )
     (chain,) = result.results()
-    assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.ERROR, Outcome.PASSED]
+    assert [a.outcome for a in chain.attempts] == [Outcome.ERROR, Outcome.PASSED]
     with sqlite3.connect(result.path / "trial.sqlite") as db:  # as if stopped after round 1
         assert db.execute("SELECT DISTINCT model, mode FROM attempts").fetchall() == [
             (model, "fix")
@@ -386,7 +386,7 @@ def test_a_chain_cut_short_is_resumed_at_its_next_round(tmp_path: Path) -> None:
         )
     )
     (chain,) = api.run(resume=result.path).results()
-    assert [a.outcome for a in (chain.first, *chain.repairs)] == [Outcome.ERROR, Outcome.PASSED]
+    assert [a.outcome for a in chain.attempts] == [Outcome.ERROR, Outcome.PASSED]
     assert chain.first.code == broken and chain.final.code == right
     fix_request = chain.final.messages[3]["content"]
     assert "ZeroDivisionError" in fix_request  # the stored round's error, told again

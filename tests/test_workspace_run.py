@@ -365,7 +365,7 @@ def test_a_third_try_continues_the_same_conversation(
     finally:
         pool.close()
         store.close()
-    assert [a.outcome for a in (result.first, *result.repairs)] == [
+    assert [a.outcome for a in result.attempts] == [
         Outcome.ERROR,
         Outcome.ERROR,
         Outcome.PASSED,

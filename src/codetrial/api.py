@@ -38,6 +38,7 @@ from codetrial.predictions import PredictionsJob, is_predictions, judge_predicti
 from codetrial.progress import Bar, Progress, Silent, plain_console, quietly, steps
 from codetrial.prompts import prompt_profile_for
 from codetrial.records import Candidate, Verdict
+from codetrial.report import Figures, figures, write_reports
 from codetrial.report.compare import Comparison, write_comparison
 from codetrial.report.compare import compare as compare_stores
 from codetrial.report.review import Decision, Queue, record_decision, write_queue
@@ -570,14 +571,22 @@ def _run_path(run: Run | Path | str) -> Path:
     return run.path if isinstance(run, Run) else Path(run)
 
 
+@contextlib.contextmanager
+def _reported(run: Run | Path | str) -> Iterator[tuple[RunStore, Figures]]:
+    """The stored run open, with its figures; its report is written again from them
+    once the body is done, unless it raised."""
+    with RunStore.open(_run_path(run)) as store:
+        computed = figures(store)
+        yield store, computed
+        write_reports(store, computed)
+
+
 def review(run: Run | Path | str) -> Queue:
     """The tasks a stored run's models still fail after repair, per model and sample,
     written for a person (review/queue.jsonl and review/queue.md in the run
     directory); the report is written again to list them and link the page."""
-    path = _run_path(run)
-    queue = write_queue(path)
-    Run(path).report()
-    return queue
+    with _reported(run) as (store, computed):
+        return write_queue(store, computed.results)
 
 
 def decide(
@@ -594,9 +603,14 @@ def decide(
     review/decisions.jsonl (`by`: who, $USER when not given); no verdict changes. A
     ConfigError when the task is not in the queue. The report is written again to
     show it."""
-    path = _run_path(run)
-    decision = record_decision(
-        path, task_id, model=model, sample=sample, accept=accept, by=by or reviewer(), note=note
-    )
-    Run(path).report()
-    return decision
+    with _reported(run) as (store, computed):
+        return record_decision(
+            store.run_dir,
+            computed.results,
+            task_id,
+            model=model,
+            sample=sample,
+            accept=accept,
+            by=by or reviewer(),
+            note=note,
+        )

@@ -361,6 +361,11 @@ class TaskResult:
     repairs: tuple[AttemptRecord, ...] = field(default=())
 
     @property
+    def attempts(self) -> tuple[AttemptRecord, ...]:
+        """The first attempt and its repairs, in the order they were made."""
+        return (self.first, *self.repairs)
+
+    @property
     def final(self) -> AttemptRecord:
         return self.repairs[-1] if self.repairs else self.first
 

@@ -71,7 +71,7 @@ class Run:
                 "passed": r.first.passed,
                 "outcome_after_repair": r.final.outcome.value,
                 "passed_after_repair": r.passed_after_repair,
-                "attempts": 1 + len(r.repairs),
+                "attempts": len(r.attempts),
                 "tests_passed": sum(t.outcome is TestOutcome.PASSED for t in r.first.tests),
                 "tests": len(r.first.tests),
             }

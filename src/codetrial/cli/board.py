@@ -15,6 +15,7 @@ from codetrial.errors import ConfigError
 from codetrial.metrics import Estimate
 from codetrial.report.board import Board
 from codetrial.report.charts import shown_size
+from codetrial.report.summary import Integrity
 
 
 def board(
@@ -65,11 +66,7 @@ def print_board(found: Board) -> None:
             "tok/s",
             "s/sample",
             "MB",
-            "tampered",
-            "suspect",
-            "cut off",
-            "overflow",
-            "cost $",
+            *Integrity.HEADERS,
             "vs above",
         ):
             table.add_column(
@@ -87,11 +84,7 @@ def print_board(found: Board) -> None:
                 f"{row.tokens_per_s:.0f}" if row.tokens_per_s else "?",
                 f"{row.seconds_per_sample:.2f}",
                 f"{row.memory_mb:.0f}" if row.memory_mb else "?",
-                str(row.tampered),
-                str(row.suspect),
-                str(row.cut_off),
-                str(row.overflow),
-                f"{row.cost_usd:.4f}",
+                *row.integrity.cells(),
                 f"-{paired.above_better}/+{paired.above_worse} p={paired.p_value:.2f}"
                 if paired
                 else "",

@@ -16,7 +16,7 @@ from codetrial.progress import Bar as Bar  # the live bar, drawn on `out(as_json
 from codetrial.progress import plain_console
 from codetrial.records import TaskResult
 from codetrial.report import EditSummary, EfficiencySummary, ModelSummary, RepositorySummary, cell
-from codetrial.report.summary import PassAtK, matrix
+from codetrial.report.summary import Integrity, PassAtK, matrix
 
 console = plain_console()
 messages = plain_console(stderr=True)
@@ -75,17 +75,10 @@ def integrity_table(rows: Sequence[ModelSummary]) -> Table:
     forged runs, suspect edits, replies cut off, prompts too long, and the cost."""
     table = Table(title="Forgery, limits and cost (every sample)")
     _model_column(table, rows)
-    for header in ("tampered", "suspect", "cut off", "overflow", "cost $"):
+    for header in Integrity.HEADERS:
         table.add_column(header, justify="right")
     for r in rows:
-        table.add_row(
-            r.model,
-            str(r.tampered),
-            str(r.suspect),
-            str(r.cut_off),
-            str(r.overflow),
-            f"{r.cost_usd:.4f}",
-        )
+        table.add_row(r.model, *r.integrity.cells())
     return table
 
 

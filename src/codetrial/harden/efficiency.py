@@ -239,7 +239,7 @@ def measure(store: RunStore, tasks: Sequence[Task], pool: JudgePool) -> None:
     passing = [
         a
         for r in store.task_results()
-        for a in (r.first, *r.repairs)
+        for a in r.attempts
         if a.passed and a.code is not None and a.task_id in with_reference
     ]
     profile = get_profile("off")

@@ -15,16 +15,15 @@ import json
 import re
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 from codetrial.errors import ConfigError, StoreError
 from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
-from codetrial.records import Outcome
 from codetrial.report.charts import shown_size, size_vs_score
 from codetrial.report.document import render
-from codetrial.report.summary import cost
+from codetrial.report.summary import Integrity
 from codetrial.store import RunStore, find_runs
 from codetrial.store.artifacts import write_atomic
 
@@ -42,11 +41,8 @@ def parse_size(text: str) -> float | None:
 @dataclass(frozen=True)
 class Entry:
     """One model's results in one run. `tasks`: task id and digest -> how many of its
-    samples passed on the first attempt, and after repair, of how many. `tampered`
-    and `suspect`: its attempts whose run showed interference, and whose candidate
-    the static scan found reaching into the test machinery; `cut_off` and `overflow`:
-    its replies stopped at a token limit, and its prompts that could not fit the
-    context window."""
+    samples passed on the first attempt, and after repair, of how many; `integrity`:
+    the counts over all its attempts, its tokens at the price the run recorded."""
 
     run_dir: Path
     model: str
@@ -59,11 +55,7 @@ class Entry:
     generation_s: float
     execution_s: float
     memory_kb: int | None
-    tampered: int = 0
-    suspect: int = 0
-    cut_off: int = 0
-    overflow: int = 0
-    cost_usd: float = 0.0  # its tokens at its price, as the run recorded it
+    integrity: Integrity
 
     @property
     def pass_rate(self) -> float:
@@ -101,7 +93,7 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
     with RunStore.open(run_dir) as store:
         manifest = store.manifest
         results = store.task_results()
-        attempts = [a for r in results for a in (r.first, *r.repairs)]
+        attempts = [a for r in results for a in r.attempts]
         for model, label in [
             (m, x) for m in manifest.config.models for x in manifest.config.labels_of(m)
         ]:
@@ -130,11 +122,7 @@ def entries(run_dir: Path, sizes: Mapping[str, float]) -> list[Entry]:
                     generation_s=sum(a.generation_s for a in used),
                     execution_s=sum(a.execution_s for a in used),
                     memory_kb=max(memory) if memory else None,
-                    tampered=sum(a.outcome is Outcome.TAMPERED for a in used),
-                    suspect=sum(bool(a.suspects) for a in used),
-                    cut_off=sum(a.cut_off for a in used),
-                    overflow=sum(a.outcome is Outcome.OVERFLOW for a in used),
-                    cost_usd=cost(used, manifest.config.prices),
+                    integrity=Integrity.of(used, manifest.config.prices),
                 )
             )
     return found
@@ -222,25 +210,9 @@ class Row:
         memory = [e.memory_kb for e in self.entries if e.memory_kb is not None]
         return max(memory) / 1024 if memory else None
 
-    @property
-    def tampered(self) -> int:
-        return sum(e.tampered for e in self.entries)
-
-    @property
-    def suspect(self) -> int:
-        return sum(e.suspect for e in self.entries)
-
-    @property
-    def cut_off(self) -> int:
-        return sum(e.cut_off for e in self.entries)
-
-    @property
-    def overflow(self) -> int:
-        return sum(e.overflow for e in self.entries)
-
-    @property
-    def cost_usd(self) -> float:
-        return sum(e.cost_usd for e in self.entries)
+    @cached_property
+    def integrity(self) -> Integrity:
+        return Integrity.pooled(e.integrity for e in self.entries)
 
     @property
     def variant(self) -> str:
@@ -285,11 +257,7 @@ def _row_dict(row: Row) -> dict[str, object]:
         "tokens_per_s": row.tokens_per_s,
         "seconds_per_sample": row.seconds_per_sample,
         "model_memory_mb": row.memory_mb,
-        "tampered": row.tampered,
-        "suspect": row.suspect,
-        "cut_off": row.cut_off,
-        "overflow": row.overflow,
-        "cost_usd": row.cost_usd,
+        **asdict(row.integrity),
         "paired_with_above": None
         if row.paired is None
         else {
@@ -372,6 +340,13 @@ def write_board(found: Board, path: Path | str) -> Path:
         suite: size_vs_score(suite, [(r.label, r.parameters, r.pass_at_1) for r in rows])
         for suite, rows in found.suites.items()
     }
-    write_atomic(path, render("board.html.j2", board=found, charts=charts, shown_size=shown_size))
+    page = render(
+        "board.html.j2",
+        board=found,
+        charts=charts,
+        shown_size=shown_size,
+        integrity_headers=Integrity.HEADERS,
+    )
+    write_atomic(path, page)
     write_atomic(path.with_suffix(".json"), json.dumps(found.as_dict(), indent=2))
     return path

@@ -25,6 +25,7 @@ from codetrial.report.review import needs_a_person
 from codetrial.report.summary import (
     EditSummary,
     EfficiencySummary,
+    Integrity,
     ModelSummary,
     PassAtK,
     RepositorySummary,
@@ -138,6 +139,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "unsafe": manifest.config.unsafe_host_exec,
         "conditions": json.loads(manifest.model_dump_json()),
         "rows": rows,
+        "integrity_headers": Integrity.HEADERS,
         "chart": first_vs_repaired(rows) if rows else "",
         "outcomes": outcomes,
         "breakdown": breakdown,
@@ -204,7 +206,7 @@ def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
                 "sample": r.sample,
                 "first_passed": r.first.passed,
                 "passed_after_repair": r.passed_after_repair,
-                "attempts": [a.model_dump(mode="json") for a in (r.first, *r.repairs)],
+                "attempts": [a.model_dump(mode="json") for a in r.attempts],
             }
             for r in figures.results
         ],

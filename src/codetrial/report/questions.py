@@ -83,7 +83,7 @@ def mode_rows(results: Sequence[TaskResult], labels: Sequence[str]) -> list[Mode
         if not mine:
             continue
         scored = _scored(results, label)
-        attempts = [a for r in mine for a in (r.first, *r.repairs)]
+        attempts = [a for r in mine for a in r.attempts]
         tokens = sum((a.prompt_tokens or 0) + (a.completion_tokens or 0) for a in attempts)
         seconds = sum(a.generation_s + a.execution_s for a in attempts)
         rows.append(
@@ -159,7 +159,7 @@ def fix_gains(
 def images(run_dir: Path, result: TaskResult) -> dict[int, list[tuple[str, str]]]:
     """Each round's images (attempt -> [(name, data URI)]), as its program wrote them."""
     found: dict[int, list[tuple[str, str]]] = {}
-    for attempt in (result.first, *result.repairs):
+    for attempt in result.attempts:
         folder = outputs_dir(run_dir, result.model, result.task_id, attempt.attempt, result.sample)
         for name in attempt.program.files if attempt.program else ():
             kind = IMAGE_TYPES.get(Path(name).suffix.lower())

@@ -37,12 +37,8 @@ def unresolved(results: Iterable[TaskResult]) -> tuple[list[TaskResult], int]:
     """The results whose final attempt did not pass, and how many more did not whose
     every attempt was an infra_error, which says nothing about the model."""
     failing = [r for r in results if not r.final.passed]
-    kept = [r for r in failing if any(a.outcome is not Outcome.INFRA_ERROR for a in _tries(r))]
+    kept = [r for r in failing if any(a.outcome is not Outcome.INFRA_ERROR for a in r.attempts)]
     return kept, len(failing) - len(kept)
-
-
-def _tries(result: TaskResult) -> tuple[AttemptRecord, ...]:
-    return (result.first, *result.repairs)
 
 
 @dataclass(frozen=True)
@@ -120,12 +116,12 @@ class Queue:
     folder: Path
 
 
-def write_queue(run_dir: Path) -> Queue:
-    """The review queue of the run in `run_dir`, written to its review folder; the
-    tasks are loaded again (a ConfigError when they changed since the run)."""
-    with RunStore.open(run_dir) as store:
-        manifest = store.manifest
-        failing, left_out = unresolved(store.task_results())
+def write_queue(store: RunStore, results: Iterable[TaskResult]) -> Queue:
+    """The review queue of the run open in `store`, whose `results` they are, written
+    to its review folder; the tasks are loaded again (a ConfigError when they changed
+    since the run)."""
+    manifest, run_dir = store.manifest, store.run_dir
+    failing, left_out = unresolved(results)
     tasks = {t.id: t for t in stored_tasks(manifest.config, manifest.task_sha256, run_dir)}
     items = []
     for result in failing:
@@ -138,7 +134,7 @@ def write_queue(run_dir: Path) -> Queue:
                 sample=result.sample,
                 kind=task.kind,
                 asked=kind_of(task).asked_text(task),
-                outcomes=[a.outcome.value for a in _tries(result)],
+                outcomes=[a.outcome.value for a in result.attempts],
                 last=last,
                 changes=None if last.files is None or start is None else changes(start, last.files),
             )
@@ -197,6 +193,7 @@ def queue_page(run_id: str, run_dir: Path, items: Sequence[QueueItem], left_out:
 
 def record_decision(
     run_dir: Path,
+    results: Iterable[TaskResult],
     task_id: str,
     *,
     model: str,
@@ -205,10 +202,10 @@ def record_decision(
     by: str,
     note: str = "",
 ) -> Decision:
-    """A person's decision about a queued item, appended to the run's decisions; a
-    ConfigError when the item is not one the run's models still fail after repair."""
-    with RunStore.open(run_dir) as store:
-        failing, _ = unresolved(store.task_results())
+    """A person's decision about a queued item, appended to the decisions of the run
+    in `run_dir`, whose `results` they are; a ConfigError when the item is not one the
+    run's models still fail after repair."""
+    failing, _ = unresolved(results)
     queued = {(r.model, r.task_id, r.sample) for r in failing}
     if (model, task_id, sample) not in queued:
         held = ", ".join(f"{t} ({m}, sample {s})" for m, t, s in sorted(queued)) or "nothing"

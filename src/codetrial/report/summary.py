@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 import statistics
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, astuple, dataclass
+from typing import Any, ClassVar
 
 from codetrial.config import Price
 from codetrial.metrics import Estimate, bootstrap, ks_for, pass_at_k_table
@@ -20,33 +20,6 @@ from codetrial.records import (
 )
 
 
-@dataclass(frozen=True)
-class ModelSummary:
-    """One row of the results table; first-attempt and repaired figures kept apart.
-    `tampered` and `suspect` count attempts of every sample, not only the first: runs
-    whose tests or channel showed interference, and candidates the static scan found
-    at least one reach into the test machinery in (see `codetrial.gate.scan`). So do
-    `cut_off` and `overflow`: replies stopped at a token limit (--max-tokens or the
-    context window), and prompts that could not fit the context window at all."""
-
-    model: str
-    tasks: int
-    first_pass: int
-    after_repair: int
-    repair_successes: int
-    repair_tries: int
-    gate_rejects: int
-    infra_errors: int
-    tampered: int = 0
-    suspect: int = 0
-    cut_off: int = 0
-    overflow: int = 0
-    cost_usd: float = 0.0  # every attempt's tokens, at the model's price (0 unpriced)
-
-    def as_dict(self) -> dict[str, int | str | float]:
-        return asdict(self)
-
-
 def cost(attempts: Sequence[AttemptRecord], prices: Mapping[str, Price]) -> float:
     """What `attempts`' tokens cost in dollars at their models' `prices` (model ->
     its price; a model without one costs nothing)."""
@@ -57,6 +30,72 @@ def cost(attempts: Sequence[AttemptRecord], prices: Mapping[str, Price]) -> floa
     )
 
 
+@dataclass(frozen=True)
+class Integrity:
+    """What a person must know of a model's attempts besides its score: runs whose
+    tests or channel showed interference (`tampered`), candidates the static scan
+    found at least one reach into the test machinery in (`suspect`, see
+    `codetrial.gate.scan`), replies stopped at a token limit, --max-tokens or the
+    context window (`cut_off`), prompts that could not fit the context window at all
+    (`overflow`), and every attempt's tokens at the model's price in dollars (0
+    unpriced)."""
+
+    HEADERS: ClassVar[tuple[str, ...]] = ("tampered", "suspect", "cut off", "overflow", "cost $")
+
+    tampered: int
+    suspect: int
+    cut_off: int
+    overflow: int
+    cost_usd: float
+
+    @classmethod
+    def of(cls, attempts: Sequence[AttemptRecord], prices: Mapping[str, Price]) -> Integrity:
+        """The counts over `attempts`, their tokens at `prices` (model -> its price)."""
+        return cls(
+            tampered=sum(a.outcome is Outcome.TAMPERED for a in attempts),
+            suspect=sum(bool(a.suspects) for a in attempts),
+            cut_off=sum(a.cut_off for a in attempts),
+            overflow=sum(a.outcome is Outcome.OVERFLOW for a in attempts),
+            cost_usd=cost(attempts, prices),
+        )
+
+    @classmethod
+    def pooled(cls, parts: Iterable[Integrity]) -> Integrity:
+        """The counts of several runs' attempts taken together."""
+        return cls(*(sum(column) for column in zip(*map(astuple, parts), strict=True)))
+
+    def cells(self) -> tuple[str, ...]:
+        """The counts as a table shows them under HEADERS."""
+        return (
+            str(self.tampered),
+            str(self.suspect),
+            str(self.cut_off),
+            str(self.overflow),
+            f"{self.cost_usd:.4f}",
+        )
+
+
+@dataclass(frozen=True)
+class ModelSummary:
+    """One row of the results table; first-attempt and repaired figures kept apart,
+    over each task's first sample. `integrity` counts attempts of every sample."""
+
+    model: str
+    tasks: int
+    first_pass: int
+    after_repair: int
+    repair_successes: int
+    repair_tries: int
+    gate_rejects: int
+    infra_errors: int
+    integrity: Integrity
+
+    def as_dict(self) -> dict[str, int | str | float]:
+        figures = asdict(self)
+        integrity = figures.pop("integrity")
+        return {**figures, **integrity}
+
+
 def summarize(
     results: Sequence[TaskResult], models: Sequence[str], prices: Mapping[str, Price] = {}
 ) -> list[ModelSummary]:
@@ -64,9 +103,9 @@ def summarize(
     rows = []
     for model in models:
         mine = [r for r in results if r.model == model and r.sample == 0]
-        attempts = [a for r in mine for a in (r.first, *r.repairs)]
+        attempts = [a for r in mine for a in r.attempts]
         repaired = [r for r in mine if r.repairs]
-        every = [a for r in results if r.model == model for a in (r.first, *r.repairs)]
+        every = [a for r in results if r.model == model for a in r.attempts]
         rows.append(
             ModelSummary(
                 model=model,
@@ -77,11 +116,7 @@ def summarize(
                 repair_tries=len(repaired),
                 gate_rejects=sum(a.outcome is Outcome.REJECTED for a in attempts),
                 infra_errors=sum(a.outcome is Outcome.INFRA_ERROR for a in attempts),
-                tampered=sum(a.outcome is Outcome.TAMPERED for a in every),
-                suspect=sum(bool(a.suspects) for a in every),
-                cut_off=sum(a.cut_off for a in every),
-                overflow=sum(a.outcome is Outcome.OVERFLOW for a in every),
-                cost_usd=cost(every, prices),
+                integrity=Integrity.of(every, prices),
             )
         )
     return rows
@@ -110,7 +145,7 @@ def suspect_lines(results: Sequence[TaskResult]) -> list[SuspectLine]:
     return [
         SuspectLine(a.model, a.task_id, a.sample, a.attempt, **s.model_dump())
         for r in results
-        for a in (r.first, *r.repairs)
+        for a in r.attempts
         for s in a.suspects
     ]
 
@@ -251,7 +286,7 @@ def edit_summaries(
         ]
         if not mine:
             continue
-        chains = [(r.first, *r.repairs) for r in mine]
+        chains = [r.attempts for r in mine]
         attempts = [a for chain in chains for a in chain]
         rows.append(
             EditSummary(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import fcntl
 import functools
 import hashlib
 import os
@@ -34,14 +35,45 @@ LIB = "/sandbox/lib"
 INPUTS = "/data"
 _RUNTIME_FILES = ("worker.py", "codec.py", "testrun.py", "pytestrun.py")
 _EMPTY = "empty"
+_HELD = "held"  # made once the folder's process holds its lock
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
+_RUNTIME_PREFIX = "codetrial-runtime-"
+
+
+def _clear_left_behind(temporary: Path) -> None:
+    """Remove this user's runtime folders in `temporary` whose process is gone: killed
+    before it could remove its own. A process holds its folder's lock from making it
+    to its end, however it ends; a folder is left behind when its lock is free and
+    it is marked held. One not so marked is kept: its process may be making it."""
+    for folder in temporary.glob(f"{_RUNTIME_PREFIX}*"):
+        try:
+            fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            if os.fstat(fd).st_uid != os.getuid():
+                continue
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            if (folder / _HELD).exists():
+                shutil.rmtree(folder, ignore_errors=True)
+        finally:
+            os.close(fd)
 
 
 @functools.cache
 def runtime_dir() -> Path:
     """A private folder with the worker's files and the seccomp filters, removed when
-    this process exits."""
-    folder = Path(tempfile.mkdtemp(prefix="codetrial-runtime-"))
+    this process exits; those of processes killed before they could remove theirs are
+    removed first."""
+    temporary = Path(tempfile.gettempdir())
+    _clear_left_behind(temporary)
+    folder = Path(tempfile.mkdtemp(prefix=_RUNTIME_PREFIX, dir=temporary))
+    # Never closed: the lock is held for as long as this process lives.
+    fcntl.flock(os.open(folder, os.O_RDONLY | os.O_DIRECTORY), fcntl.LOCK_EX)
+    (folder / _HELD).touch()
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     here = Path(__file__).parent
     for name in _RUNTIME_FILES:
