@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -19,21 +20,24 @@ from codetrial.store.artifacts import read_json, write_atomic
 from codetrial.tasks import Task
 from codetrial.verdict.pool import JudgePool
 
-SAVE_EVERY = 50  # a long pass over candidates keeps what it has computed this often
+SAVE_INTERVAL_S = 10.0  # a long pass over candidates keeps what it computed this often
 
 
 class Keeper:
-    """Keeps a long pass's results as it goes: `save` every SAVE_EVERY new ones and at
-    the end (`close`), and tells `computed` how many each save kept."""
+    """Keeps a long pass's results as it goes: `save` once SAVE_INTERVAL_S have passed
+    since it last kept them, and at the end (`close`), and tells `computed` how many
+    each save kept. Timed, not counted: a pass of fast executions rewrites its cache
+    a few times, not once per few dozen items."""
 
     def __init__(self, save: Callable[[], None], computed: Callable[[int], None]) -> None:
         self._save, self._computed = save, computed
         self._unsaved = 0
+        self._kept_at = time.monotonic()
 
     def one(self) -> None:
         """One more result, not yet kept."""
         self._unsaved += 1
-        if self._unsaved == SAVE_EVERY:
+        if time.monotonic() - self._kept_at >= SAVE_INTERVAL_S:
             self.close()
 
     def close(self) -> None:
@@ -41,6 +45,7 @@ class Keeper:
             self._save()
             self._computed(self._unsaved)
             self._unsaved = 0
+        self._kept_at = time.monotonic()
 
 
 MAX_INPUTS = 20
