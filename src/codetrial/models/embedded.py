@@ -108,10 +108,10 @@ class EmbeddedBackend:
         only the rest, as a batch of another shape; that moves the logits, and sampled
         tokens with them. After `reset` it evaluates the whole prompt from position 0,
         dropping every cached entry. This request's tokens stay cached for scoring.
-        A prompt the context window cannot hold raises PromptTooLong before any of it
-        is evaluated (llama-cpp says so only in a ValueError's text)."""
+        A prompt the context window cannot hold raises PromptTooLong: llama-cpp refuses
+        it before evaluating any of it, and says why only in a ValueError's text, so the
+        prompt is measured then."""
         llama = self._load(options)
-        check_fits(prompt_tokens(llama, messages)[0], options.num_ctx)
         llama.reset()
         try:
             return llama, llama.create_chat_completion(
@@ -121,6 +121,7 @@ class EmbeddedBackend:
                 max_tokens=options.max_tokens,
             )
         except (ValueError, RuntimeError) as exc:
+            check_fits(prompt_tokens(llama, messages)[0], options.num_ctx)
             raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
 
     continues_replies = True

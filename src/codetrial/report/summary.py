@@ -124,7 +124,8 @@ def summarize(
 
 @dataclass(frozen=True)
 class SuspectLine:
-    """One finding of the static scan, with the attempt it was found in."""
+    """One finding of the static scan, with the attempt it was found in; `model` is
+    what that attempt's results are shown under (see `labelled`)."""
 
     model: str
     task_id: str
@@ -143,7 +144,7 @@ class SuspectLine:
 def suspect_lines(results: Sequence[TaskResult]) -> list[SuspectLine]:
     """Every finding of the static scan in the stored attempts, attempt by attempt."""
     return [
-        SuspectLine(a.model, a.task_id, a.sample, a.attempt, **s.model_dump())
+        SuspectLine(r.model, a.task_id, a.sample, a.attempt, **s.model_dump())
         for r in results
         for a in r.attempts
         for s in a.suspects
