@@ -37,7 +37,7 @@ from codetrial.sandbox import Sandbox, TestRun
 from codetrial.syntax import described, parse
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask
-from codetrial.verdict.decide import FEEDBACK_CHARS, classify, usage_of
+from codetrial.verdict.decide import FEEDBACK_CHARS, classify, stopped_or_tampered, usage_of
 from codetrial.verdict.sentinels import Sentinel, betrayed, plant_methods
 
 _OUTCOMES = frozenset(TestOutcome)
@@ -270,18 +270,12 @@ def judge_workspace(
     with sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded) as run:
         collected = _collect(run, nonce, expected, planted)
     results, problems, failures = collected.results, collected.problems, collected.failures
-    if run.stop is None and collected.tampering:
-        outcome = Outcome.TAMPERED
-    else:
-        outcome = classify(run.stop, results, complete=not problems)
     passed = sum(r.outcome is TestOutcome.PASSED for r in results)
     tail = "\n".join([*problems, f"{passed} passed, {len(expected) - passed} failed"])
-    if run.stop:
-        detail = f"{run.stop.value}: {run.stop_detail}"
-    elif outcome is Outcome.TAMPERED:
-        detail = "\n".join(["the tests' results were forged:", *collected.tampering, tail])
-    else:
-        detail = ""
+    outcome, detail = stopped_or_tampered(run, collected.tampering, tail) or (
+        classify(None, results, complete=not problems),
+        "",
+    )
     output = "\n".join([*failures, tail])
     feedback = None
     # A forged run gets no feedback: what it could say would teach how it was caught.
