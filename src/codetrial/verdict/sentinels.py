@@ -122,16 +122,20 @@ def plant(folder: Path, files: Sequence[str]) -> tuple[Sentinel, ...]:
         return ()
     path, source, (bound, words) = secrets.choice(hosts)
     taken = set(bound)
-    planted = [
-        Sentinel(f"{path}::{_name(words, taken)}", fails) for fails in (False, True) * PLANTED
-    ]
-    code = "".join(
-        f"\n\ndef {s.node.rsplit('::', 1)[1]}():\n{_body(s.fails)}"
-        for s in sorted(planted, key=lambda s: s.node)
-    )
+    functions: list[tuple[Sentinel, str]] = []
+    for fails in (False, True) * PLANTED:
+        name = _name(words, taken)
+        functions.append((Sentinel(f"{path}::{name}", fails), f"\ndef {name}():\n{_body(fails)}"))
     with (folder / path).open("a", encoding="utf-8") as host:
-        host.write(code if source.endswith("\n") else "\n" + code)
-    return tuple(planted)
+        host.write(_inserted(source, functions))
+    return tuple(s for s, _ in functions)
+
+
+def _inserted(before: str, planted: Sequence[tuple[Sentinel, str]]) -> str:
+    """What adds the sentinels' code (each sentinel with its text) after `before`:
+    from a line of its own, each text after a blank line, in the order of their names."""
+    code = "".join(f"\n{text}" for _, text in sorted(planted, key=lambda p: p[0].node))
+    return code if before.endswith("\n") else "\n" + code
 
 
 def betrayed(
@@ -327,8 +331,7 @@ def plant_methods(tests: Mapping[str, str]) -> tuple[dict[str, str], tuple[Senti
         token = source.token.format(secrets.token_hex(12))
         text = f"{source.head}{name}{source.tail}{token})\n"
         methods.append((Sentinel(f"{path}::{host.case}::{name}", True), text))
-    methods.sort(key=lambda planted: planted[0].node)
-    code = "".join(f"\n{text}" for _, text in methods)
     before, after = tests[path][: host.at], tests[path][host.at :]
-    planted = before + ("" if before.endswith("\n") else "\n") + code + after
-    return dict(tests) | {path: planted}, tuple(s for s, _ in methods)
+    planted = before + _inserted(before, methods) + after
+    sentinels = sorted((s for s, _ in methods), key=lambda s: s.node)
+    return dict(tests) | {path: planted}, tuple(sentinels)
