@@ -177,6 +177,33 @@ _FIXTURES = ("setUp", "tearDown", "run", "__init__", "__call__")
 
 
 @dataclass(frozen=True)
+class Lineage:
+    """A class of a test file and the file's classes it derives from, each once however
+    their bases loop; whether one of them derives from unittest's TestCase, and
+    whether one derives from anything else the file does not define (a class it
+    imports, or an earlier class of the name it takes)."""
+
+    classes: tuple[ast.ClassDef, ...]
+    is_case: bool
+    foreign: bool
+
+
+def lineage(classes: Mapping[str, ast.ClassDef], name: str) -> Lineage:
+    """The lineage of the class `name` among `classes` (a file's top-level classes by
+    name): what unittest's loader finds tests and fixtures in."""
+    found, is_case, foreign = [classes[name]], False, False
+    for node in found:
+        for base in map(ast.unparse, node.bases):
+            if base in ("unittest.TestCase", "TestCase"):
+                is_case = True
+            elif base not in classes or base == node.name:
+                foreign = True
+            elif all(base != known.name for known in found):
+                found.append(classes[base])
+    return Lineage(tuple(found), is_case, foreign)
+
+
+@dataclass(frozen=True)
 class _Derivable:
     """A test a sentinel planted to fail can be derived from: its text from the
     start of its `def` line up to its name, and from after its name up to the
@@ -272,20 +299,13 @@ def _host(source: str) -> _Host | None:
     if any(word in ast.unparse(d) for d in last.decorator_list for word in ("skip", "expected")):
         return None
     tests = [n for n in last.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
-    chain, fixtures, is_case = [last], False, False
-    while chain:
-        node = chain.pop()
-        fixtures |= bool(node.decorator_list) or any(
-            isinstance(n, ast.FunctionDef) and n.name in _FIXTURES for n in node.body
-        )
-        for base in map(ast.unparse, node.bases):
-            if base in ("unittest.TestCase", "TestCase"):
-                is_case = True
-            elif base in classes and classes[base] is not node:
-                chain.append(classes[base])
-            else:
-                fixtures = True
-    if not is_case or not tests or last.end_lineno is None:
+    ancestry = lineage(classes, last.name)
+    fixtures = ancestry.foreign or any(
+        bool(node.decorator_list)
+        or any(isinstance(n, ast.FunctionDef) and n.name in _FIXTURES for n in node.body)
+        for node in ancestry.classes
+    )
+    if not ancestry.is_case or not tests or last.end_lineno is None:
         return None
     first = lines[tests[0].lineno - 1]
     taken = set(bound) | {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
