@@ -27,6 +27,7 @@ from codetrial.config import RunConfig
 from codetrial.edits import EditFormat
 from codetrial.errors import ConfigError
 from codetrial.extras import require
+from codetrial.gate.scan import is_test_file
 from codetrial.prompts import read_template
 from codetrial.records import Candidate, Outcome, Verdict
 from codetrial.syntax import parse
@@ -40,7 +41,6 @@ TOP_FILES = 3
 CHARS_PER_TOKEN = 3
 PROMPT_RESERVE_TOKENS = 1024
 _WORD = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
-_TESTS = re.compile(r"(^|/)(tests?|testing)(/|$)|(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
 MARKER = "# ... lines {start}-{end} not shown: keep this line as it is ..."
 _MARKER = re.compile(
     r"^[ \t]*# \.\.\. lines (\d+)-(\d+) not shown: keep this line as it is \.\.\.$"
@@ -57,7 +57,7 @@ def _sources(task: RepositoryTask, repos: Path) -> dict[str, str]:
     with tarfile.open(fileobj=io.BytesIO(base_archive(repos, task))) as tar:
         for member in tar.getmembers():
             name = member.name
-            if not member.isfile() or not name.endswith(".py") or _TESTS.search(name):
+            if not member.isfile() or not name.endswith(".py") or is_test_file(name):
                 continue
             if (handle := tar.extractfile(member)) is not None:
                 try:

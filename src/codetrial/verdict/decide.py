@@ -23,7 +23,7 @@ from codetrial.records import (
     Verdict,
     Visibility,
 )
-from codetrial.sandbox import ChildExit, Sandbox, Session, Stop
+from codetrial.sandbox import ChildExit, Sandbox, Session, Stop, TestRun
 from codetrial.syntax import described, parse
 from codetrial.tasks import Task
 from codetrial.verdict.harness import HARNESSES
@@ -50,6 +50,19 @@ def classify(stop: Stop | None, tests: Sequence[TestResult], complete: bool) -> 
     if any(t.exception_type == "AssertionError" for t in failed):
         return Outcome.FAILED
     return Outcome.ERROR
+
+
+def stopped_or_tampered(
+    run: TestRun, tampering: Sequence[str], tail: str
+) -> tuple[Outcome, str] | None:
+    """The outcome and detail of an in-sandbox test run that its results do not
+    decide: one a limit stopped, or else one with evidence of `tampering`, whose
+    detail is that evidence then the run's `tail`. None when its results decide."""
+    if run.stop is not None:
+        return STOP_OUTCOMES[run.stop], f"{run.stop.value}: {run.stop_detail}"
+    if tampering:
+        return Outcome.TAMPERED, "\n".join(["the tests' results were forged:", *tampering, tail])
+    return None
 
 
 def usage_of(exits: Sequence[ChildExit | None]) -> Usage | None:

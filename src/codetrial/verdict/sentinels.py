@@ -122,16 +122,20 @@ def plant(folder: Path, files: Sequence[str]) -> tuple[Sentinel, ...]:
         return ()
     path, source, (bound, words) = secrets.choice(hosts)
     taken = set(bound)
-    planted = [
-        Sentinel(f"{path}::{_name(words, taken)}", fails) for fails in (False, True) * PLANTED
-    ]
-    code = "".join(
-        f"\n\ndef {s.node.rsplit('::', 1)[1]}():\n{_body(s.fails)}"
-        for s in sorted(planted, key=lambda s: s.node)
-    )
+    functions: list[tuple[Sentinel, str]] = []
+    for fails in (False, True) * PLANTED:
+        name = _name(words, taken)
+        functions.append((Sentinel(f"{path}::{name}", fails), f"\ndef {name}():\n{_body(fails)}"))
     with (folder / path).open("a", encoding="utf-8") as host:
-        host.write(code if source.endswith("\n") else "\n" + code)
-    return tuple(planted)
+        host.write(_inserted(source, functions))
+    return tuple(s for s, _ in functions)
+
+
+def _inserted(before: str, planted: Sequence[tuple[Sentinel, str]]) -> str:
+    """What adds the sentinels' code (each sentinel with its text) after `before`:
+    from a line of its own, each text after a blank line, in the order of their names."""
+    code = "".join(f"\n{text}" for _, text in sorted(planted, key=lambda p: p[0].node))
+    return code if before.endswith("\n") else "\n" + code
 
 
 def betrayed(
@@ -170,6 +174,33 @@ _COMPARISONS = {
     "assertDictEqual": "{{{!r}: 0}}",
 }
 _FIXTURES = ("setUp", "tearDown", "run", "__init__", "__call__")
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """A class of a test file and the file's classes it derives from, each once however
+    their bases loop; whether one of them derives from unittest's TestCase, and
+    whether one derives from anything else the file does not define (a class it
+    imports, or an earlier class of the name it takes)."""
+
+    classes: tuple[ast.ClassDef, ...]
+    is_case: bool
+    foreign: bool
+
+
+def lineage(classes: Mapping[str, ast.ClassDef], name: str) -> Lineage:
+    """The lineage of the class `name` among `classes` (a file's top-level classes by
+    name): what unittest's loader finds tests and fixtures in."""
+    found, is_case, foreign = [classes[name]], False, False
+    for node in found:
+        for base in map(ast.unparse, node.bases):
+            if base in ("unittest.TestCase", "TestCase"):
+                is_case = True
+            elif base not in classes or base == node.name:
+                foreign = True
+            elif all(base != known.name for known in found):
+                found.append(classes[base])
+    return Lineage(tuple(found), is_case, foreign)
 
 
 @dataclass(frozen=True)
@@ -268,20 +299,13 @@ def _host(source: str) -> _Host | None:
     if any(word in ast.unparse(d) for d in last.decorator_list for word in ("skip", "expected")):
         return None
     tests = [n for n in last.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test")]
-    chain, fixtures, is_case = [last], False, False
-    while chain:
-        node = chain.pop()
-        fixtures |= bool(node.decorator_list) or any(
-            isinstance(n, ast.FunctionDef) and n.name in _FIXTURES for n in node.body
-        )
-        for base in map(ast.unparse, node.bases):
-            if base in ("unittest.TestCase", "TestCase"):
-                is_case = True
-            elif base in classes and classes[base] is not node:
-                chain.append(classes[base])
-            else:
-                fixtures = True
-    if not is_case or not tests or last.end_lineno is None:
+    ancestry = lineage(classes, last.name)
+    fixtures = ancestry.foreign or any(
+        bool(node.decorator_list)
+        or any(isinstance(n, ast.FunctionDef) and n.name in _FIXTURES for n in node.body)
+        for node in ancestry.classes
+    )
+    if not ancestry.is_case or not tests or last.end_lineno is None:
         return None
     first = lines[tests[0].lineno - 1]
     taken = set(bound) | {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
@@ -327,8 +351,7 @@ def plant_methods(tests: Mapping[str, str]) -> tuple[dict[str, str], tuple[Senti
         token = source.token.format(secrets.token_hex(12))
         text = f"{source.head}{name}{source.tail}{token})\n"
         methods.append((Sentinel(f"{path}::{host.case}::{name}", True), text))
-    methods.sort(key=lambda planted: planted[0].node)
-    code = "".join(f"\n{text}" for _, text in methods)
     before, after = tests[path][: host.at], tests[path][host.at :]
-    planted = before + ("" if before.endswith("\n") else "\n") + code + after
-    return dict(tests) | {path: planted}, tuple(s for s, _ in methods)
+    planted = before + _inserted(before, methods) + after
+    sentinels = sorted((s for s, _ in methods), key=lambda s: s.node)
+    return dict(tests) | {path: planted}, tuple(sentinels)

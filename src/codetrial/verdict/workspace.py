@@ -37,8 +37,8 @@ from codetrial.sandbox import Sandbox, TestRun
 from codetrial.syntax import described, parse
 from codetrial.tasks.model import TestFile
 from codetrial.tasks.workspace import WorkspaceTask
-from codetrial.verdict.decide import FEEDBACK_CHARS, classify, usage_of
-from codetrial.verdict.sentinels import Sentinel, betrayed, plant_methods
+from codetrial.verdict.decide import FEEDBACK_CHARS, classify, stopped_or_tampered, usage_of
+from codetrial.verdict.sentinels import Sentinel, betrayed, lineage, plant_methods
 
 _OUTCOMES = frozenset(TestOutcome)
 # A sentinel planted to fail that is derived from a test of the file fails, or stops
@@ -52,25 +52,19 @@ def _test_cases(tree: ast.Module) -> dict[str, list[str]]:
     the file's classes that derive (within the file) from unittest's TestCase: what
     unittest's loader finds in them, mixins' methods included."""
     classes = {node.name: node for node in tree.body if isinstance(node, ast.ClassDef)}
-
-    def methods(name: str, seen: frozenset[str]) -> tuple[bool, set[str]]:
-        is_case, found = False, set[str]()
-        for base in classes[name].bases:
-            base_name = ast.unparse(base)
-            if base_name in ("unittest.TestCase", "TestCase"):
-                is_case = True
-            elif base_name in classes and base_name not in seen:
-                base_is_case, inherited = methods(base_name, seen | {name})
-                is_case, found = is_case or base_is_case, found | inherited
-        own = {
-            n.name
-            for n in classes[name].body
-            if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
-        }
-        return is_case, found | own
-
-    cases = {name: methods(name, frozenset()) for name in classes}
-    return {name: sorted(names) for name, (is_case, names) in cases.items() if is_case}
+    cases = {}
+    for name in classes:
+        ancestry = lineage(classes, name)
+        if ancestry.is_case:
+            cases[name] = sorted(
+                {
+                    n.name
+                    for node in ancestry.classes
+                    for n in node.body
+                    if isinstance(n, ast.FunctionDef) and n.name.startswith("test")
+                }
+            )
+    return cases
 
 
 @functools.cache
@@ -270,18 +264,12 @@ def judge_workspace(
     with sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded) as run:
         collected = _collect(run, nonce, expected, planted)
     results, problems, failures = collected.results, collected.problems, collected.failures
-    if run.stop is None and collected.tampering:
-        outcome = Outcome.TAMPERED
-    else:
-        outcome = classify(run.stop, results, complete=not problems)
     passed = sum(r.outcome is TestOutcome.PASSED for r in results)
     tail = "\n".join([*problems, f"{passed} passed, {len(expected) - passed} failed"])
-    if run.stop:
-        detail = f"{run.stop.value}: {run.stop_detail}"
-    elif outcome is Outcome.TAMPERED:
-        detail = "\n".join(["the tests' results were forged:", *collected.tampering, tail])
-    else:
-        detail = ""
+    outcome, detail = stopped_or_tampered(run, collected.tampering, tail) or (
+        classify(None, results, complete=not problems),
+        "",
+    )
     output = "\n".join([*failures, tail])
     feedback = None
     # A forged run gets no feedback: what it could say would teach how it was caught.
