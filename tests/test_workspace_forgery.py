@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 
 import pytest
@@ -275,6 +277,45 @@ def test_sentinels_derive_from_the_file_s_tests_and_are_drawn_each_run(
     again = plant_methods(list_ops.test_sources)
     tokens = {t for _, t in _derived(again[0][path], {s.node.rsplit("::", 1)[1] for s in again[1]})}
     assert len(tokens) == 2 and not tokens & {t for _, t in derived}
+
+
+CYCLIC = """import unittest
+
+
+class Ping(Pong):
+    def test_ping(self):
+        self.assertEqual(1, 1)
+
+
+class Pong(Ping):
+    def test_pong(self):
+        self.assertEqual(2, 2)
+
+
+class Last(Ping, unittest.TestCase):
+    def test_last(self):
+        self.assertEqual(3, 3)
+"""
+
+
+def test_classes_deriving_from_each_other_are_read_once() -> None:
+    """A test file is read before anything runs it, so a file whose classes derive
+    from each other (it could never load) must not keep the trusted side walking
+    their bases for ever."""
+    script = (
+        "import sys\n"
+        "from codetrial.verdict.sentinels import plant_methods\n"
+        "from codetrial.verdict.workspace import expected_tests\n"
+        "tests = {'test_cyclic.py': sys.stdin.read()}\n"
+        "planted, sentinels = plant_methods(tests)\n"
+        "print(len(expected_tests(tests)), len(expected_tests(planted)) - len(sentinels))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], input=CYCLIC, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    found, kept = map(int, done.stdout.split())
+    assert found == kept
 
 
 def _derived(source: str, sentinels: set[str]) -> list[tuple[str, str]]:
