@@ -5,15 +5,17 @@ inside `if TYPE_CHECKING:`. An import inside a function only puts off the cycle 
 first call; an import for type checking still means neither module can be read, moved
 or tested without the other, and mypy follows it as Python follows the others.
 
-An edge goes to the module the statement names: `import codetrial.a.b` and
-`from codetrial.a import b` (b a module) to `codetrial.a.b`; `from codetrial.a import
-name` (not a module) to `codetrial.a`, the package's `__init__`. Relative imports are
-resolved first. Importing `codetrial.a.b` also runs the `__init__` of each package above
-it that the importer is not inside, so those are edges too: a module outside `a` that
-imports `a.b` depends on everything `a/__init__` imports. From inside `a` it does not
-(the package is already being imported), so `a/__init__` may re-export its submodules;
-but a submodule that imports a name from its own package's `__init__` is on a cycle
-with it, and should import from the submodule that defines the name.
+An edge goes to the module the statement names: `import codetrial.a.b` to
+`codetrial.a.b`; `from codetrial.a import name` to `codetrial.a`, the package's
+`__init__`, whose namespace the name is read from, and to `codetrial.a.name` too when
+that is a module. Relative imports are resolved first. Importing `codetrial.a.b` also
+runs the `__init__` of each package above it that the importer is not inside, so those
+are edges too: a module outside `a` that imports `a.b` depends on everything
+`a/__init__` imports. From inside `a` it does not (the package is already being
+imported), so `a/__init__` may re-export its submodules; but a submodule that imports
+anything from its own package's `__init__`, a sibling module included (`from
+codetrial.a import sibling`), is on a cycle with it, and should import the sibling
+itself (`import codetrial.a.sibling as sibling`, or names from it).
 
 A registry's `declare(name, "codetrial.a.b")` is an edge too: the registry imports that
 module by name, inside a function, the first time the name is asked for. So a module
@@ -30,6 +32,8 @@ import textwrap
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+
+import pytest
 
 import codetrial
 
@@ -143,7 +147,9 @@ def edges_of(module: str, path: Path, modules: dict[str, Path]) -> list[Edge]:
         elif isinstance(node, ast.ImportFrom):
             base = _base(node, module, is_package)
             named = [f"{base}.{alias.name}" for alias in node.names]
-            targets = [name if name in modules else _named(base, modules) for name in named]
+            package = _named(base, modules)
+            targets = [package] if package != module else []
+            targets += [name for name in named if name in modules]
         elif _declared(node):
             targets = [_named(node.args[1].value, modules)]  # type: ignore[attr-defined]
         for target in filter(None, targets):
@@ -331,19 +337,27 @@ def test_relative_imports_resolve_to_the_module_or_the_package_they_name(
     assert _targets(graph, "pkg.sub.a") == {"pkg.sub", "pkg", "pkg.top"}
 
 
-def test_a_package_that_re_exports_its_submodules_is_on_no_cycle_with_them(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("sibling", "found"),
+    [
+        ("import pkg.sub.codec as codec", []),
+        ("from pkg.sub.codec import encode", []),
+        ("from pkg.sub import codec", ["pkg.sub -> pkg.sub.server -> pkg.sub"]),
+    ],
+)
+def test_a_package_that_re_exports_its_submodules_is_on_a_cycle_only_through_its_namespace(
+    tmp_path: Path, sibling: str, found: list[str]
 ) -> None:
     graph = _package(
         tmp_path,
         {
             "__init__.py": "",
             "sub/__init__.py": "from pkg.sub import codec\nfrom pkg.sub.server import Server\n",
-            "sub/codec.py": "",
-            "sub/server.py": "from pkg.sub import codec\nServer = 1\n",
+            "sub/codec.py": "encode = 1\n",
+            "sub/server.py": f"{sibling}\nServer = 1\n",
         },
     )
-    assert cycles(graph) == []
+    assert [describe(c).splitlines()[0] for c in cycles(graph)] == found
 
 
 def test_a_submodule_that_imports_from_its_own_package_is_on_a_cycle(tmp_path: Path) -> None:

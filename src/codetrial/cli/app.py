@@ -6,23 +6,21 @@ import sys
 
 import typer
 
-from codetrial.cli import (
-    ask,
-    board,
-    check,
-    compare,
-    envs,
-    evaluate,
-    harden,
-    models,
-    report,
-    rerun,
-    review,
-    run,
-    select,
-    sweep,
-    tasks,
-)
+from codetrial.cli.ask import ask
+from codetrial.cli.board import board
+from codetrial.cli.check import check
+from codetrial.cli.compare import compare
+from codetrial.cli.envs import envs
+from codetrial.cli.evaluate import evaluate
+from codetrial.cli.harden import harden
+from codetrial.cli.models import models
+from codetrial.cli.report import report
+from codetrial.cli.rerun import rerun_command
+from codetrial.cli.review import review
+from codetrial.cli.run import run
+from codetrial.cli.select import judge_eval, select, train_judge, train_ranker
+from codetrial.cli.sweep import sweep
+from codetrial.cli.tasks import tasks
 from codetrial.errors import CodetrialError, Interrupted
 from codetrial.progress import plain_console
 
@@ -31,24 +29,24 @@ app = typer.Typer(
     add_completion=False,
     help="Put LLM-written code on trial: gate, sandbox, contract tests, repair, report.",
 )
-app.command("run")(run.run)
-app.command("ask")(ask.ask)
-app.command("report")(report.report)
-app.command("rerun")(rerun.rerun_command)
-app.command("review")(review.review)
-app.command("tasks")(tasks.tasks)
-app.command("check")(check.check)
-app.command("evaluate")(evaluate.evaluate)
-app.command("compare")(compare.compare)
-app.command("sweep")(sweep.sweep)
-app.command("board")(board.board)
-app.command("models")(models.models)
-app.command("envs")(envs.envs)
-app.command("harden")(harden.harden)
-app.command("select")(select.select)
-app.command("judge-eval")(select.judge_eval)
-app.command("train-ranker")(select.train_ranker)
-app.command("train-judge")(select.train_judge)
+app.command("run")(run)
+app.command("ask")(ask)
+app.command("report")(report)
+app.command("rerun")(rerun_command)
+app.command("review")(review)
+app.command("tasks")(tasks)
+app.command("check")(check)
+app.command("evaluate")(evaluate)
+app.command("compare")(compare)
+app.command("sweep")(sweep)
+app.command("board")(board)
+app.command("models")(models)
+app.command("envs")(envs)
+app.command("harden")(harden)
+app.command("select")(select)
+app.command("judge-eval")(judge_eval)
+app.command("train-ranker")(train_ranker)
+app.command("train-judge")(train_judge)
 
 
 def main() -> None:

@@ -40,7 +40,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from codetrial.edits import matching
+import codetrial.edits.matching as matching
 from codetrial.edits.base import (
     EDIT_FORMATS,
     Applied,

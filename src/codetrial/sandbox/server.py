@@ -30,9 +30,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+import codetrial.sandbox.codec as codec
 from codetrial.config import Limits
 from codetrial.errors import SandboxError
-from codetrial.sandbox import codec
 from codetrial.sandbox.cgroup import Cgroup
 from codetrial.sandbox.launch import Launch
 
