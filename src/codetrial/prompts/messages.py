@@ -144,11 +144,17 @@ def workspace_system(edit_format: str) -> Message:
     return Message("system", text)
 
 
+def fence_for(text: str) -> str:
+    """A Markdown fence that no run of backticks in `text` can close: three backticks,
+    or one more than its longest run."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
 def _fenced(path: str, text: str) -> str:
     """A file as the `whole` format writes one: its path, then a fence longer than any
     run of backticks inside it."""
-    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
-    fence = "`" * (longest + 1)
+    fence = fence_for(text)
     language = "python" if path.endswith(".py") else ""
     body = text if text.endswith("\n") or not text else text + "\n"
     return f"{path}\n{fence}{language}\n{body}{fence}"

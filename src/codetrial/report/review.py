@@ -10,7 +10,6 @@ never changes a verdict or a stored attempt.
 from __future__ import annotations
 
 import json
-import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -19,6 +18,7 @@ from typing import Any
 
 from codetrial.errors import ConfigError
 from codetrial.kinds import kind_of, stored_tasks
+from codetrial.prompts.messages import fence_for
 from codetrial.records import AttemptRecord, Outcome, TaskResult, TestOutcome
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
@@ -31,6 +31,10 @@ QUEUE_PAGE = "queue.md"
 DECISIONS = "decisions.jsonl"
 
 Key = tuple[str, str, int]  # model (with its mode), task id, sample
+
+
+def _key(result: TaskResult) -> Key:
+    return result.model, result.task_id, result.sample
 
 
 def unresolved(results: Iterable[TaskResult]) -> tuple[list[TaskResult], int]:
@@ -148,8 +152,7 @@ def write_queue(store: RunStore, results: Iterable[TaskResult]) -> Queue:
 
 def _fenced(text: str, language: str = "text") -> str:
     """`text` in a fenced block whose fence no run of backticks in it can close."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    fence = fence_for(text)
     return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
 
 
@@ -206,7 +209,7 @@ def record_decision(
     in `run_dir`, whose `results` they are; a ConfigError when the item is not one the
     run's models still fail after repair."""
     failing, _ = unresolved(results)
-    queued = {(r.model, r.task_id, r.sample) for r in failing}
+    queued = {_key(r) for r in failing}
     if (model, task_id, sample) not in queued:
         held = ", ".join(f"{t} ({m}, sample {s})" for m, t, s in sorted(queued)) or "nothing"
         raise ConfigError(
@@ -252,7 +255,7 @@ def needs_a_person(run_dir: Path, results: Iterable[TaskResult]) -> dict[str, An
                 "task_id": r.task_id,
                 "sample": r.sample,
                 "outcome": r.final.outcome.value,
-                "decision": decided.get((r.model, r.task_id, r.sample)),
+                "decision": decided.get(_key(r)),
             }
             for r in failing
         ],
