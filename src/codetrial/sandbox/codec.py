@@ -7,11 +7,17 @@ back compares by the built-in rules.
 
 Tags: {"$tuple": [...]}, {"$set": [...]}, {"$frozenset": [...]}, {"$bytes": b64},
 {"$bytearray": b64}, {"$dict": [[k, v], ...]}, {"$float": "nan"|"inf"|"-inf"},
+{"$complex": [real, imag]},
 {"$iter": [...]}: an iterator (a generator, map, filter...) consumed on the candidate's
 side, which arrives as an iterator over those items (so `list(f(x))` works and
 `f(x) == [...]` stays False), and {"$ref": [step, ...]}: the same object as an
 argument (or a container inside one), so `result is not argument` checks keep their
 meaning.
+
+Objects across two processes (see remote.py) use the same encoding, with what is not
+plain data handed to a caller's function instead of refused: an instance of a
+subclass of a built-in type then crosses as the built-in value, read through the
+built-in's own methods, and an iterator as a reference (it may never end).
 """
 
 from __future__ import annotations
@@ -19,13 +25,15 @@ from __future__ import annotations
 import base64
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
+from types import MappingProxyType
 from typing import Any
 
 MAX_DEPTH = 100
 MAX_ITEMS = 100_000
 
 Path = list[Any]
+_NO_TAGS: Mapping[str, Any] = MappingProxyType({})
 
 
 class NotPlainData(TypeError):
@@ -38,8 +46,47 @@ def _float(value: float) -> Any:
     return {"$float": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
 
 
-def encode(value: Any, refs: dict[int, Path] | None = None, depth: int = 0) -> Any:
-    """Tagged JSON for `value`; containers found in `refs` become {"$ref": path}."""
+_BUILTIN_VALUES: tuple[tuple[type, Callable[[Any], Any]], ...] = (
+    (int, int.__int__),
+    (float, float.__float__),
+    (complex, lambda v: complex(complex.real.__get__(v), complex.imag.__get__(v))),
+    (str, str.__str__),
+    (bytes, lambda v: bytes.__getitem__(v, slice(None))),
+    (bytearray, lambda v: bytearray.__getitem__(v, slice(None))),
+    (list, lambda v: list(list.__iter__(v))),
+    (tuple, lambda v: tuple(tuple.__iter__(v))),
+    (set, lambda v: set(set.__iter__(v))),
+    (frozenset, lambda v: frozenset(frozenset.__iter__(v))),
+    (dict, lambda v: dict(dict.items(v))),
+)
+_PLAIN_TYPES = frozenset({type(None), bool, *(kind for kind, _ in _BUILTIN_VALUES)})
+
+
+def _builtin_value(value: Any) -> Any:
+    """The built-in value inside an instance of a subclass of a built-in type, read
+    with the built-in's own methods (none of the subclass's runs); `value` itself
+    when its type derives from none."""
+    kind = type(value)
+    for builtin, read in _BUILTIN_VALUES:
+        if issubclass(kind, builtin):
+            return read(value)
+    return value
+
+
+def encode(
+    value: Any,
+    refs: dict[int, Path] | None = None,
+    depth: int = 0,
+    other: Callable[[Any], Any] | None = None,
+) -> Any:
+    """Tagged JSON for `value`; containers found in `refs` become {"$ref": path}.
+    With `other`, a value that is not plain data (or is nested too deeply) is
+    encoded by `other(value)` instead of refused."""
+    if other is not None and (depth > MAX_DEPTH or type(value) not in _PLAIN_TYPES):
+        plain = _builtin_value(value) if depth <= MAX_DEPTH else value
+        if type(plain) not in _PLAIN_TYPES:
+            return other(value)
+        value = plain
     if depth > MAX_DEPTH:
         raise NotPlainData("the value is nested too deeply (or is cyclic)")
     kind = type(value)
@@ -47,22 +94,27 @@ def encode(value: Any, refs: dict[int, Path] | None = None, depth: int = 0) -> A
         return value
     if kind is float:
         return _float(value)
+    if kind is complex:
+        return {"$complex": [_float(value.real), _float(value.imag)]}
     if refs is not None and id(value) in refs:
         return {"$ref": refs[id(value)]}
     deeper = depth + 1
     if kind is list:
-        return [encode(item, refs, deeper) for item in value]
+        return [encode(item, refs, deeper, other) for item in value]
     if kind is tuple:
-        return {"$tuple": [encode(item, refs, deeper) for item in value]}
+        return {"$tuple": [encode(item, refs, deeper, other) for item in value]}
     if kind is set or kind is frozenset:
-        items = [encode(item, None, deeper) for item in value]
+        items = [encode(item, None, deeper, other) for item in value]
         return {"$set" if kind is set else "$frozenset": items}
     if kind is bytes or kind is bytearray:
         tag = "$bytes" if kind is bytes else "$bytearray"
         return {tag: base64.b64encode(bytes(value)).decode("ascii")}
     if kind is dict:
         return {
-            "$dict": [[encode(k, None, deeper), encode(v, refs, deeper)] for k, v in value.items()]
+            "$dict": [
+                [encode(k, None, deeper, other), encode(v, refs, deeper, other)]
+                for k, v in value.items()
+            ]
         }
     if isinstance(value, Iterator):
         items = list(itertools.islice(value, MAX_ITEMS + 1))
@@ -72,33 +124,38 @@ def encode(value: Any, refs: dict[int, Path] | None = None, depth: int = 0) -> A
     raise NotPlainData(f"a value of type {kind.__name__} is not plain data")
 
 
-def decode(data: Any, resolve: Any = None) -> Any:
-    """The inverse of encode; `resolve(path)` returns the object a $ref points to."""
+def decode(data: Any, resolve: Any = None, tags: Mapping[str, Any] = _NO_TAGS) -> Any:
+    """The inverse of encode; `resolve(path)` returns the object a $ref points to, and
+    `tags` decode the tags an `other` made (tag -> a function of the tagged body)."""
     if isinstance(data, list):
-        return [decode(item, resolve) for item in data]
+        return [decode(item, resolve, tags) for item in data]
     if not isinstance(data, dict):
         return data
     if len(data) != 1:
         raise NotPlainData("malformed tagged value")
     ((tag, body),) = data.items()
     if tag == "$tuple":
-        return tuple(decode(item, resolve) for item in body)
+        return tuple(decode(item, resolve, tags) for item in body)
     if tag == "$set":
-        return {decode(item, resolve) for item in body}
+        return {decode(item, resolve, tags) for item in body}
     if tag == "$frozenset":
-        return frozenset(decode(item, resolve) for item in body)
+        return frozenset(decode(item, resolve, tags) for item in body)
     if tag == "$bytes":
         return base64.b64decode(body)
     if tag == "$bytearray":
         return bytearray(base64.b64decode(body))
     if tag == "$dict":
-        return {decode(k, resolve): decode(v, resolve) for k, v in body}
+        return {decode(k, resolve, tags): decode(v, resolve, tags) for k, v in body}
     if tag == "$iter":
-        return iter([decode(item, resolve) for item in body])
+        return iter([decode(item, resolve, tags) for item in body])
     if tag == "$float" and body in ("nan", "inf", "-inf"):
         return float(body)
+    if tag == "$complex" and isinstance(body, list) and len(body) == 2:
+        return complex(*(float(decode(part)) for part in body))
     if tag == "$ref" and resolve is not None:
         return resolve(body)
+    if tag in tags:
+        return tags[tag](body)
     raise NotPlainData(f"unknown tag {tag!r}")
 
 

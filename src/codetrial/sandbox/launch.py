@@ -33,7 +33,7 @@ from codetrial.sandbox.seccomp import filter_program
 SCRATCH = "/scratch"
 LIB = "/sandbox/lib"
 INPUTS = "/data"
-_RUNTIME_FILES = ("worker.py", "codec.py", "testrun.py", "pytestrun.py")
+_RUNTIME_FILES = ("worker.py", "codec.py", "remote.py", "testrun.py", "pytestrun.py")
 _EMPTY = "empty"
 _HELD = "held"  # made once the folder's process holds its lock
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})

@@ -218,10 +218,11 @@ class Worker:
             return (self._proc.stderr.read(4000) or b"").decode("utf-8", "replace").strip()
         return ""
 
-    def spawn(self, message: dict[str, Any], child_in: int, child_out: int) -> None:
-        """Ask the server to fork a child on these two pipe ends."""
+    def spawn(self, message: dict[str, Any], *ends: int) -> None:
+        """Ask the server to fork a child on these pipe ends (two, or four: see
+        worker.py)."""
         assert self._control is not None
-        fds = array.array("i", [child_in, child_out])
+        fds = array.array("i", ends)
         data = json.dumps(message, allow_nan=False).encode() + b"\n"
         try:
             sent = self._control.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
@@ -296,12 +297,36 @@ def _rebuild_exception(raised: Any) -> BaseException:
     return error
 
 
+def _child_limits(limits: Limits) -> dict[str, int]:
+    """The limits a child sets on itself (see worker.py)."""
+    return {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files")}
+
+
+def _stopped_by(
+    exit: ChildExit, worker: Worker, oom_before: int, limits: Limits
+) -> tuple[Stop, str] | None:
+    """The limit that ended a child that has exited, read from its exit and its
+    worker's cgroup; None when none did."""
+    if exit.signal == signal.SIGXCPU or exit.cpu_s >= limits.cpu_s:
+        return Stop.TIMEOUT, f"over {limits.cpu_s} s of CPU"
+    if worker.cgroup and worker.cgroup.oom_kills() > oom_before:
+        return Stop.MEMORY, "killed by the memory limit"
+    return None
+
+
+def _how(exit: ChildExit) -> str:
+    return f"signal {exit.signal}" if exit.signal else f"code {exit.code}"
+
+
 class _Child:
     """A fresh child of the worker for one spawn request: its pipes, its deadline, and
     why it stopped. `finished` is set once the child has said all it will say, so that
     its exit is expected rather than a crash."""
 
-    def __init__(self, worker: Worker, request: dict[str, Any], limits: Limits) -> None:
+    def __init__(
+        self, worker: Worker, request: dict[str, Any], limits: Limits, peer: tuple[int, ...] = ()
+    ) -> None:
+        """`peer`: two more pipe ends the child gets, after the host's (see worker.py)."""
         self._worker = worker
         self._limits = limits
         self.stop: Stop | None = None
@@ -315,12 +340,12 @@ class _Child:
         to_child_r, self._to_child = os.pipe()
         from_child, from_child_w = os.pipe()
         self._from_child = _Lines(from_child)
-        limit_fields = ("cpu_s", "memory_mb", "file_size_mb", "open_files")
         try:
             worker.spawn(
-                {"op": "spawn", **request, "limits": {k: getattr(limits, k) for k in limit_fields}},
+                {"op": "spawn", **request, "limits": _child_limits(limits)},
                 to_child_r,
                 from_child_w,
+                *peer,
             )
         except _Broken as exc:
             self._halt(Stop.CRASH, f"the worker broke ({exc})")
@@ -367,13 +392,11 @@ class _Child:
         except (_Expired, _Broken) as exc:
             self._halt(Stop.CRASH, f"the worker did not report the exit ({exc})")
             return
-        if self.exit.signal == signal.SIGXCPU or self.exit.cpu_s >= self._limits.cpu_s:
-            self.stop, self.stop_detail = Stop.TIMEOUT, f"over {self._limits.cpu_s} s of CPU"
-        elif self._worker.cgroup and self._worker.cgroup.oom_kills() > self._oom_before:
-            self.stop, self.stop_detail = Stop.MEMORY, "killed by the memory limit"
-        elif not self.finished:
-            how = f"signal {self.exit.signal}" if self.exit.signal else f"code {self.exit.code}"
-            self.stop, self.stop_detail = Stop.CRASH, f"the candidate's process ended ({how})"
+        stopped = _stopped_by(self.exit, self._worker, self._oom_before, self._limits)
+        if stopped is None and not self.finished:
+            stopped = Stop.CRASH, f"the candidate's process ended ({_how(self.exit)})"
+        if stopped is not None:
+            self.stop, self.stop_detail = stopped
 
     def end(self) -> None:
         """Close the child's input, so it exits, and collect its exit (and so its
@@ -509,6 +532,86 @@ class TestRun(_Child):
             if "end" in record:
                 self.finished = True
             yield record
+
+    @property
+    def exits(self) -> tuple[ChildExit | None, ...]:
+        """How each process of the run ended (None where the host had to stop it)."""
+        return (self.exit,)
+
+
+class SplitRun(TestRun):
+    """A workspace's tests, run in a child of `peer` (a sandbox of their own) while a
+    child of `worker` holds the candidate's files and serves the tests' requests on
+    its objects (see remote.py). The two children talk over pipes of their own; the
+    host reads the tests' records, as from a TestRun, and how each child ended. A
+    limit or an exit that ends the candidate's child ends the run: `stop` says which."""
+
+    def __init__(
+        self,
+        worker: Worker,
+        peer: Worker,
+        files: dict[str, str],
+        tests: dict[str, str],
+        *,
+        nonce: str,
+        limits: Limits,
+        modules: list[str],
+    ) -> None:
+        self._candidate = worker
+        self.candidate_exit: ChildExit | None = None
+        self._reported: set[str] = set()
+        candidate_in, tests_out = os.pipe()
+        tests_in, candidate_out = os.pipe()
+        spawned = True
+        try:
+            worker.ensure()
+            self._candidate_oom = worker.cgroup.oom_kills() if worker.cgroup else 0
+            request = {"op": "spawn", "serve": {"files": files}, "limits": _child_limits(limits)}
+            worker.spawn(request, candidate_in, candidate_out)
+        except _Broken:
+            spawned = False
+        finally:
+            os.close(candidate_in)
+            os.close(candidate_out)
+        spec = {"tests": tests, "nonce": nonce, "modules": modules}
+        try:
+            _Child.__init__(self, peer, {"workspace": spec}, limits, peer=(tests_in, tests_out))
+        finally:
+            os.close(tests_in)
+            os.close(tests_out)
+        if not spawned:
+            self._halt(Stop.CRASH, "the candidate's worker broke")
+
+    def records(self) -> Iterator[dict[str, Any]]:
+        for record in super().records():
+            self._reported.update(key for key in ("gone", "oversize") if key in record)
+            yield record
+
+    def _halt(self, stop: Stop, detail: str) -> None:
+        super()._halt(stop, detail)
+        self._candidate.kill()
+
+    def end(self) -> None:
+        """End the tests' child, then collect the candidate's, which exits once the
+        tests' child is gone, and say which limit (if any) ended the candidate's."""
+        super().end()
+        if self._candidate.child_running:
+            exited = self._candidate.collect()
+            self.candidate_exit = ChildExit.of(exited) if exited is not None else None
+        if self.stop is not None or self.candidate_exit is None:
+            return
+        exit = self.candidate_exit
+        stopped = _stopped_by(exit, self._candidate, self._candidate_oom, self._limits)
+        if stopped is None and "oversize" in self._reported:
+            stopped = Stop.OUTPUT_LIMIT, "a reply over the size cap"
+        if stopped is None and "gone" in self._reported:
+            stopped = Stop.CRASH, f"the candidate's process ended ({_how(exit)})"
+        if stopped is not None:
+            self.stop, self.stop_detail = stopped
+
+    @property
+    def exits(self) -> tuple[ChildExit | None, ...]:
+        return (self.exit, self.candidate_exit)
 
 
 @dataclass(frozen=True)

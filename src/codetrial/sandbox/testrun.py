@@ -186,11 +186,15 @@ def _run_one(unittest: Any, case: Any) -> dict[str, Any]:
     return record
 
 
-def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
-    """Run the tests in `spec` ({"tests": {path: source}, "nonce", "guarded"?}) against
-    the files in `workspace`, report on `out_fd`, and end the process. `"guarded":
-    false` runs as a naive runner would, with the exposed channel and no snapshot of
-    the test machinery."""
+def run(
+    spec: dict[str, Any], out_fd: int, workspace: str, peer: tuple[int, int] | None = None
+) -> NoReturn:
+    """Run the tests in `spec` ({"tests": {path: source}, "nonce", "guarded"?,
+    "modules"?}) against the files in `workspace`, report on `out_fd`, and end the
+    process. `"guarded": false` runs as a naive runner would, with the exposed channel
+    and no snapshot of the test machinery. With a `peer` (the descriptors to read from
+    and write to), the candidate's modules (`"modules"`) are in another process,
+    reached through remote.py, and `workspace` holds none of its files."""
     import unittest
 
     def trace(text: str) -> str:
@@ -202,28 +206,55 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
     tests: dict[str, str] = spec["tests"]
     before = _machinery(unittest) if guarded else {}
     sys.meta_path.insert(0, _Pristine(tests))
-    sys.path.insert(0, workspace)
+    end = None
+    if peer is None:
+        sys.path.insert(0, workspace)
+    else:
+        import remote
+
+        end = remote.TestSide(remote.Wire(*peer))
+        sys.meta_path.insert(1, remote.Modules(end, spec["modules"]))
     ran = 0
     for path in sorted(tests):
         try:
             module = importlib.import_module(_module_name(path))
         except BaseException as exc:  # the candidate's import may raise anything
-            send({"collection_error": path, "trace": trace(_format(exc, workspace))})
-            continue
-        for test_id, case in _cases(unittest, module, path):
+            send({"collection_error": path, "trace": trace(format_exception(exc, workspace))})
+            module = None
+        for test_id, case in _cases(unittest, module, path) if module else ():
+            if end is not None and end.stopped:
+                break
             record = _run_one(unittest, case)
             if "trace" in record:
                 record["trace"] = trace(record["trace"])
             send({"test": test_id, **record})
             ran += 1
+            if end is not None:
+                end.scope()
+        if end is not None and end.stopped:
+            send(_stopped(end))
+            break
     changed = sorted(k for k, v in _machinery(unittest).items() if guarded and before.get(k) != v)
     if changed:
         send({"tampered": changed[:20]})
+    if end is not None and end.refused:
+        send({"tampered": [f"the candidate's process {why}" for why in end.refused[:20]]})
     send({"end": ran})
     os._exit(0)
 
 
-def _format(exc: BaseException, workspace: str) -> str:
+def _stopped(end: Any) -> dict[str, Any]:
+    """The record of an exchange with the candidate's process that could not go on:
+    it is gone (a limit, an exit), sent too much, or broke the protocol."""
+    import remote
+
+    stop = end.stopped
+    if isinstance(stop, remote.Broken):
+        return {"tampered": [f"the candidate's process broke the protocol: {stop}"]}
+    return {"gone" if isinstance(stop, remote.Gone) else "oversize": str(stop)}
+
+
+def format_exception(exc: BaseException, workspace: str) -> str:
     """The exception as Python prints it, with only the frames of the workspace's
     files and the test files: the import machinery's and this runner's left out."""
     import traceback

@@ -29,6 +29,14 @@ files (text, and base64 blobs) into its workspace folder and runs the tests ther
 (see testrun.py; with "pytest", a repository's tests, see pytestrun.py), sending
 records instead of taking calls.
 
+A workspace's tests may instead run in two children, each in a sandbox of its own
+(see remote.py): {"op": "spawn", "serve": {"files", "blobs"?}, "limits"} makes a
+child that writes the candidate's files and serves requests on its two pipe ends,
+which lead to the other child, never to the host; {"op": "spawn", "workspace":
+{"tests", "nonce", "modules"}, "limits"}, sent with four descriptors (the host's
+two, then the two that lead to the candidate's child), makes the child that runs the
+tests and reaches the candidate's modules (named in "modules") only through them.
+
 A spawn may carry a program instead: {"op": "spawn", "program": {"code"}, "limits"}.
 The child runs it as __main__ in an empty output folder, its standard output and
 error going to files, and exits with the program's exit (1 when it raised); it
@@ -50,6 +58,7 @@ import ast  # noqa: F401
 import base64
 import builtins
 import contextlib
+import fcntl
 import io
 import json
 import linecache
@@ -69,6 +78,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import codec
 
 PROTOCOL_IN, PROTOCOL_OUT = 10, 11
+PEER_IN, PEER_OUT = 12, 13
 LINE_CAP = 16 * 1024 * 1024
 READ_SIZE = 65536
 OUTPUT_FILE = "output.txt"
@@ -232,10 +242,13 @@ def _reply(reply: dict[str, Any]) -> None:
     _write(PROTOCOL_OUT, data)
 
 
-def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int]) -> None:
-    """Runs in the forked child; never returns."""
-    os.dup2(pipes[0], PROTOCOL_IN)
-    os.dup2(pipes[1], PROTOCOL_OUT)
+def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> None:
+    """Runs in the forked child; never returns. `pipes`: the ends to the host, then
+    (for a workspace's tests run apart from the candidate) the ends to its child."""
+    targets = (PROTOCOL_IN, PROTOCOL_OUT, PEER_IN, PEER_OUT)[: len(pipes)]
+    high = [fcntl.fcntl(fd, fcntl.F_DUPFD, PEER_OUT + 1) for fd in pipes]
+    for fd, target in zip(high, targets, strict=True):
+        os.dup2(fd, target)
     null = os.open(os.devnull, os.O_RDONLY)
     program = "program" in message
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
@@ -245,12 +258,14 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
     os.dup2(output, 1)
     os.dup2(errors, 2)
     os.closerange(3, PROTOCOL_IN)
-    os.closerange(PROTOCOL_OUT + 1, 1024)
+    os.closerange(targets[-1] + 1, 1024)
     _limit(message["limits"])
     if rules is not None:
         rules.install()
+    if "serve" in message:
+        _serve_candidate(message["serve"])
     if "workspace" in message:
-        _test_workspace(message["workspace"])
+        _test_workspace(message["workspace"], peer=len(pipes) == 4)
     if program:
         _run_program(message["program"]["code"])
     namespace: dict[str, Any] = {"__name__": "candidate", "__builtins__": builtins}
@@ -277,11 +292,12 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: tuple[int, int
         _reply(reply)
 
 
-def _test_workspace(spec: dict[str, Any]) -> None:
+def _test_workspace(spec: dict[str, Any], peer: bool) -> None:
     """Write the candidate's files into the workspace and run the tests; never returns.
-    The host checked the paths; a path that leaves the workspace is refused here too.
     The runner is imported here, before any file is written, and only by such a child:
-    testrun.py for a task's own test files, pytestrun.py for a repository's tests."""
+    testrun.py for a task's own test files, pytestrun.py for a repository's tests.
+    With a `peer`, the candidate's modules are in the other child, reached through
+    PEER_IN and PEER_OUT, and no file of the candidate's is here."""
     import testrun
 
     runner: Any = testrun
@@ -289,10 +305,20 @@ def _test_workspace(spec: dict[str, Any]) -> None:
         import pytestrun
 
         runner = pytestrun
+    workspace = _write_workspace(spec)
+    if peer:
+        testrun.run(spec, PROTOCOL_OUT, workspace, peer=(PEER_IN, PEER_OUT))
+    runner.run(spec, PROTOCOL_OUT, workspace)
+
+
+def _write_workspace(spec: dict[str, Any]) -> str:
+    """Write the files of `spec` (text, and base64 blobs) into the workspace folder and
+    enter it. The host checked the paths; a path that leaves the workspace is refused
+    here too."""
     workspace = os.path.abspath(WORKSPACE)
     os.makedirs(workspace)
     blobs = {path: base64.b64decode(data) for path, data in spec.get("blobs", {}).items()}
-    texts = {path: text.encode("utf-8") for path, text in spec["files"].items()}
+    texts = {path: text.encode("utf-8") for path, text in spec.get("files", {}).items()}
     for path, data in (texts | blobs).items():
         target = os.path.normpath(os.path.join(workspace, path))
         if not target.startswith(workspace + os.sep):
@@ -301,7 +327,23 @@ def _test_workspace(spec: dict[str, Any]) -> None:
         with open(target, "wb") as handle:
             handle.write(data)
     os.chdir(workspace)
-    runner.run(spec, PROTOCOL_OUT, workspace)
+    return workspace
+
+
+def _serve_candidate(spec: dict[str, Any]) -> None:
+    """Write the candidate's files into the workspace and serve the tests' requests on
+    its objects until the tests' child is gone; never returns. The runner and the
+    protocol are imported before any file is written."""
+    import remote
+    import testrun
+
+    workspace = _write_workspace(spec)
+    sys.path.insert(0, workspace)
+    wire = remote.Wire(PROTOCOL_IN, PROTOCOL_OUT)
+    end = remote.CandidateSide(wire, lambda error: testrun.format_exception(error, workspace))
+    with contextlib.suppress(remote.Stopped):
+        end.serve_forever()
+    os._exit(0)
 
 
 def _run_program(code: str) -> None:
@@ -503,7 +545,7 @@ class _Control:
     def next(self) -> tuple[dict[str, Any], list[int]] | None:
         fds: list[int] = []
         while b"\n" not in self.buffer:
-            data, received, _, _ = socket.recv_fds(self.sock, READ_SIZE, 2)
+            data, received, _, _ = socket.recv_fds(self.sock, READ_SIZE, 4)
             if not data:
                 return None
             fds.extend(received)
@@ -551,7 +593,7 @@ def serve(
         if received is None:
             return
         request, fds = received
-        if request.get("op") != "spawn" or len(fds) != 2:
+        if request.get("op") != "spawn" or len(fds) not in (2, 4):
             for fd in fds:
                 os.close(fd)
             continue
@@ -561,7 +603,7 @@ def serve(
                 if not sandboxed:
                     os.setpgid(0, 0)
                 control.sock.close()
-                _child(request, rules, (fds[0], fds[1]))
+                _child(request, rules, fds)
             finally:
                 os._exit(70)
         for fd in fds:

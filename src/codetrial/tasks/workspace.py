@@ -2,9 +2,9 @@
 
 A workspace task gives the model instructions and the files it may edit (an
 exercise's stub, say); its test files are never shown to the model, only their output
-on failure. The tests run in the sandbox next to the candidate's files (see
-`codetrial.verdict.workspace`), because they construct the candidate's objects and
-pass callbacks into them.
+on failure. The tests construct the candidate's objects and pass callbacks into them;
+they run in a sandbox of their own and reach those objects through requests to the
+candidate's (see `codetrial.verdict.workspace`).
 
 `load_exercism` reads Exercism's layout directly, as the aider polyglot benchmark
 ships it: per exercise, `.docs/` (introduction, instructions, instructions.append),
@@ -16,6 +16,7 @@ task's fault, named before any model is asked.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -45,8 +46,16 @@ class WorkspaceTask:
     tests: tuple[TestFile, ...]
     reference: tuple[tuple[str, str], ...] = ()
     policy: str = "off"
-    trust: ClassVar[str] = "in-sandbox"
     kind: ClassVar[str] = "workspace"
+
+    @property
+    def trust(self) -> str:
+        """"trusted-side": the tests run in a process of their own and reach the
+        candidate's modules only through requests (see `codetrial.sandbox.remote`).
+        "in-sandbox" when they read the frames of the code that calls them (they
+        import `inspect`): frames do not cross processes, so they run beside the
+        candidate's files."""
+        return "in-sandbox" if _reads_frames(self.tests) else "trusted-side"
 
     @property
     def digest(self) -> str:
@@ -57,6 +66,19 @@ class WorkspaceTask:
     @property
     def test_sources(self) -> dict[str, str]:
         return {test.name: test.source for test in self.tests}
+
+
+@functools.cache
+def _reads_frames(tests: tuple[TestFile, ...]) -> bool:
+    for test in tests:
+        for node in ast.walk(parsed(test.source, test.name)):
+            if isinstance(node, ast.Import) and any(a.name == "inspect" for a in node.names):
+                return True
+            if isinstance(node, ast.ImportFrom) and node.module == "inspect":
+                return True
+            if isinstance(node, ast.Attribute) and node.attr == "_getframe":
+                return True
+    return False
 
 
 def _named(folder: Path, config: dict[str, object], key: str) -> list[str]:

@@ -1,8 +1,15 @@
-"""Judge a workspace: the task's tests run in the sandbox, next to the candidate's files.
+"""Judge a workspace: the task's own tests, against the files a candidate leaves.
 
-Trust level "in-sandbox": the tests share a process with the candidate's objects, so
-the verdict is only as honest as that process. The trusted side does what it can from
-outside it:
+Trust level "trusted-side" (every task whose tests do not read their callers'
+frames): the tests run in a sandbox of their own, and the candidate's modules in
+another; the tests reach its objects only through requests, and everything they
+compare with expected data crosses as plain data (see `codetrial.sandbox.remote`).
+Nothing the candidate's code does in its own process reaches the tests' process or
+the channel to the trusted side.
+
+Trust level "in-sandbox" (tests that read frames): the tests share a process with the
+candidate's objects, so the verdict is only as honest as that process. The trusted
+side does what it can from outside it, for both runners:
 
 - it sends the test files from pristine copies every run (the runner imports them from
   memory, see `codetrial.sandbox.testrun`);
@@ -11,13 +18,15 @@ outside it:
   record, then the child's own exit;
 - a run with a collection error, a missing, extra or unsigned record, or a stop by a
   limit is never a pass;
-- it plants sentinel tests in a test file for every run (see
-  `codetrial.verdict.sentinels`): a run whose sentinels did not report as planted,
-  or whose test machinery changed, is `tampered`.
+- beside the candidate's files, it plants sentinel tests in a test file for every run
+  (see `codetrial.verdict.sentinels`): a run whose sentinels did not report as
+  planted, or whose test machinery changed, is `tampered`; apart from them, a
+  candidate's process that breaks the protocol or asks the tests' process for what
+  it never offered is `tampered`.
 
-What this cannot resist: code that searches its own process for the runner's nonce
-and channel and writes records itself, or that bends only the tests it knows by
-name. Function tasks never come here: their tests run on the trusted side.
+What the in-sandbox runner cannot resist: code that searches its own process for the
+runner's nonce and channel and writes records itself, or that bends only the tests it
+knows by name. Function tasks never come here: their tests run on the trusted side.
 """
 
 from __future__ import annotations
@@ -98,6 +107,15 @@ def _result(record: dict[str, Any]) -> TestResult:
         outcome=TestOutcome(record.get("outcome", "error")),
         exception_type=record.get("exception"),
         duration_s=float(record.get("seconds", 0.0)),
+    )
+
+
+def candidate_modules(files: Mapping[str, str], tests: Mapping[str, str]) -> list[str]:
+    """The names the candidate's Python files import as, test files aside."""
+    return sorted(
+        path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
+        for path in files
+        if path.endswith(".py") and path not in tests
     )
 
 
@@ -247,6 +265,7 @@ def judge_workspace(
     limits: Limits,
     *,
     guarded: bool = True,
+    beside: bool = False,
 ) -> Verdict:
     """The verdict on the files a candidate leaves (path -> text: the task's files,
     with what it changed replaced). A Python file that does not compile is a
@@ -254,15 +273,24 @@ def judge_workspace(
     sentinels did not report as planted, or whose test machinery changed, is
     `tampered`, with no feedback. `guarded=False` runs as a naive runner would,
     without sentinels, the machinery's snapshot or the captured channel: only for the
-    tests that show what the defences stop."""
+    tests that show what the defences stop. `beside=True` runs the tests beside the
+    candidate's files, as a task that is "in-sandbox" is judged, whatever the task's
+    trust level: for the tests and the benchmark that measure that runner."""
     workspace = dict(task.files) | dict(files)
     if (error := _syntax_error(workspace)) is not None:
         return Verdict(Outcome.SYNTAX_ERROR, gate=None, detail=error, feedback=error)
     nonce = secrets.token_hex(16)
     expected = _expected(task.tests)
-    tests, planted = plant_methods(task.test_sources) if guarded else (task.test_sources, ())
-    with sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded) as run:
-        collected = _collect(run, nonce, expected, planted)
+    run: TestRun
+    if guarded and not beside and task.trust == "trusted-side":
+        planted: Sequence[Sentinel] = ()
+        modules = candidate_modules(workspace, task.test_sources)
+        with sandbox.split_run(workspace, task.test_sources, nonce, modules, limits) as run:
+            collected = _collect(run, nonce, expected, planted)
+    else:
+        tests, planted = plant_methods(task.test_sources) if guarded else (task.test_sources, ())
+        with sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded) as run:
+            collected = _collect(run, nonce, expected, planted)
     results, problems, failures = collected.results, collected.problems, collected.failures
     passed = sum(r.outcome is TestOutcome.PASSED for r in results)
     tail = "\n".join([*problems, f"{passed} passed, {len(expected) - passed} failed"])
@@ -282,5 +310,5 @@ def judge_workspace(
         visible_output=output,
         detail=detail,
         feedback=feedback,
-        usage=usage_of([run.exit]),
+        usage=usage_of(run.exits),
     )

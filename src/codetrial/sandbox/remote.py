@@ -1,0 +1,629 @@
+"""Objects reached across two sandboxed processes: a task's tests in one, the
+candidate's modules in the other.
+
+Standard library only: both processes load it from a read-only file inside their
+sandboxes. The test process (see testrun.py) imports the candidate's modules as
+stand-ins whose attributes it asks for; a call, an attribute read or write, an
+operator on the candidate's objects is a request on a pair of pipes to the
+candidate's process (see worker.py), which does it and replies. Callbacks go the
+other way: an object the tests pass in crosses as a reference, and the candidate's
+process asks the test process to call it.
+
+Messages, one JSON line each:
+
+    {"do": what, "args": [...], "kwargs": {...}}    a request
+    {"ok": value} | {"raised": exception}           its reply
+
+A side that waits for its reply serves the other side's requests in between (a
+callback that calls back), so requests nest as calls do.
+
+Values are codec.py's tagged plain data, by value, decoded by the exact built-in
+type: an instance of a subclass of a built-in crosses as the built-in value, read
+through the built-in's own methods. Anything else is a reference:
+
+    {"$obj": [id, type name, exception base]}   an object of the sender's, held by
+                                                the receiver as a proxy; a class
+                                                deriving from an exception, as a
+                                                stand-in class deriving from its
+                                                nearest built-in exception
+    {"$own": id}                                an object of the receiver's, back
+    {"$exc": {"cls", "args", "text", "trace"}}  an exception (as a stand-in of its
+                                                class, or the built-in one)
+    {"$builtin": name}                          a built-in class: the receiver's own
+
+The test process accepts from the candidate's only replies to its own requests, and
+calls on the objects it handed out during the current test: a call, a method by a
+public name or of the protocols a file or a context manager has (`TestSide`). It
+serves no attribute read, import or evaluation; anything it refuses is raised in the
+candidate as PermissionError and kept as evidence. A comparison between a candidate's
+object and plain data never asks the candidate: only two of its objects are compared
+by its own rules.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import itertools
+import json
+import operator
+import os
+import types
+from collections.abc import Callable
+from typing import Any
+
+import codec
+
+__unittest = True  # unittest leaves this module's frames out of the traces it reports
+
+LINE_CAP = 64 * 1024 * 1024
+READ_SIZE = 65536
+
+
+class Stopped(BaseException):
+    """The exchange with the other process cannot go on. A BaseException, so that
+    code under test does not catch it with `except Exception`."""
+
+
+class Gone(Stopped):
+    """The other process closed its end: it exited, or a limit ended it."""
+
+
+class Oversize(Stopped):
+    """The other process sent a message over LINE_CAP."""
+
+
+class Broken(Stopped):
+    """The other process sent what the protocol does not allow."""
+
+
+class Wire:
+    """JSON lines on two file descriptors."""
+
+    def __init__(self, fd_in: int, fd_out: int) -> None:
+        self.fd_in, self.fd_out = fd_in, fd_out
+        self.buffer = b""
+
+    def send(self, message: dict[str, Any]) -> None:
+        data = json.dumps(message, allow_nan=False).encode() + b"\n"
+        try:
+            while data:
+                data = data[os.write(self.fd_out, data) :]
+        except OSError as exc:
+            raise Gone(f"could not send ({exc})") from None
+
+    def receive(self) -> dict[str, Any]:
+        while b"\n" not in self.buffer:
+            try:
+                chunk = os.read(self.fd_in, READ_SIZE)
+            except OSError as exc:
+                raise Gone(f"could not receive ({exc})") from None
+            if not chunk:
+                raise Gone("the other process closed its end")
+            self.buffer += chunk
+            if len(self.buffer) > LINE_CAP:
+                raise Oversize(f"a message over {LINE_CAP} bytes")
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        try:
+            message = json.loads(line)
+        except (ValueError, RecursionError):
+            raise Broken("a message that is not JSON") from None
+        if not isinstance(message, dict):
+            raise Broken("a message that is not a JSON object")
+        return message
+
+
+def _method(value: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+    return getattr(value, name)(*args, **kwargs)
+
+
+def _call(value: Any, *args: Any, **kwargs: Any) -> Any:
+    return value(*args, **kwargs)
+
+
+def _swapped(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    return lambda value, other: function(other, value)
+
+
+_ARITHMETIC = "add sub mul truediv floordiv mod pow matmul lshift rshift and_ or_ xor".split()
+# What either side can be asked to do, by name: the first argument is the object
+# it is done to. The test side serves only some of them (TestSide.SERVED).
+OPERATIONS: dict[str, Callable[..., Any]] = {
+    "call": _call,
+    "method": _method,
+    "getattr": getattr,
+    "setattr": setattr,
+    "delattr": delattr,
+    "len": len,
+    "hash": hash,
+    "bool": operator.truth,
+    "str": str,
+    "repr": repr,
+    "format": format,
+    "iter": iter,
+    "next": next,
+    "contains": operator.contains,
+    "getitem": operator.getitem,
+    "setitem": operator.setitem,
+    "delitem": operator.delitem,
+    "index": operator.index,
+    "int": int,
+    "float": float,
+    "neg": operator.neg,
+    "pos": operator.pos,
+    "abs": operator.abs,
+    "invert": operator.invert,
+    "import": importlib.import_module,
+    **{name: getattr(operator, name) for name in ("eq", "ne", "lt", "le", "gt", "ge")},
+    **{name: getattr(operator, name) for name in _ARITHMETIC},
+    **{"r" + name: _swapped(getattr(operator, name)) for name in _ARITHMETIC},
+}
+_BUILTIN_NAMES = {id(value): name for name, value in vars(builtins).items()}
+
+
+def _nearest_builtin_exception(kind: type) -> str:
+    for base in kind.__mro__:
+        if _BUILTIN_NAMES.get(id(base)) and issubclass(base, BaseException):
+            return base.__name__
+    return "Exception"
+
+
+class Endpoint:
+    """One process's end of the exchange: the objects it handed out (by id), the
+    proxies and stand-ins it holds for the other's, and requests that nest."""
+
+    def __init__(self, wire: Wire) -> None:
+        self.wire = wire
+        self.mine: dict[int, Any] = {}
+        self._mine_ids: dict[int, int] = {}  # id() of an object handed out -> its id
+        self.theirs: dict[int, Any] = {}
+        self._their_ids: dict[int, int] = {}  # id() of a proxy or stand-in -> its id
+        self._counter = itertools.count(1)
+        self.stopped: Stopped | None = None
+
+    # Requests this side makes
+    def request(self, do: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
+        """Ask the other process to do `do` to `args`; its value, or its exception
+        raised here. Requests the other process makes meanwhile are served."""
+        try:
+            self.wire.send(
+                {
+                    "do": do,
+                    "args": [self.encode(a) for a in args],
+                    "kwargs": {k: self.encode(v) for k, v in (kwargs or {}).items()},
+                }
+            )
+            while True:
+                message = self.wire.receive()
+                if "do" in message:
+                    self.wire.send(self.serve(message))
+                elif "ok" in message:
+                    return self.decode(message["ok"])
+                elif "raised" in message:
+                    error = self.decode(message["raised"])
+                    if not isinstance(error, BaseException):
+                        raise Broken("raised what is not an exception")
+                    raise error
+                else:
+                    raise Broken("a message that is neither a request nor a reply")
+        except Stopped as stop:
+            self.stopped = self.stopped or stop
+            raise
+
+    # Requests the other side makes
+    def serve(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The reply to one request."""
+        do, args, kwargs = message.get("do"), message.get("args"), message.get("kwargs")
+        if not isinstance(args, list) or not isinstance(kwargs, dict) or not args:
+            raise Broken("a request without its arguments")
+        try:
+            function = self.allowed(str(do), args)
+            value = function(
+                *(self.decode(a) for a in args), **{k: self.decode(v) for k, v in kwargs.items()}
+            )
+        except Stopped:
+            raise
+        except BaseException as exc:
+            return {"raised": self.encode(exc)}
+        return {"ok": self.encode(value)}
+
+    def allowed(self, do: str, args: list[Any]) -> Callable[..., Any]:
+        """The operation a request asks for; raises what the requester gets when it
+        is refused."""
+        function = OPERATIONS.get(do)
+        if function is None:
+            raise Broken(f"a request to do {do!r}")
+        return function
+
+    # Values
+    def encode(self, value: Any) -> Any:
+        return codec.encode(value, other=self._reference)
+
+    def _reference(self, value: Any) -> Any:
+        theirs = self._their_ids.get(id(value))
+        if theirs is not None and self.theirs.get(theirs) is value:
+            return {"$own": theirs}
+        name = _BUILTIN_NAMES.get(id(value))
+        if name is not None and isinstance(value, type):
+            return {"$builtin": name}
+        ident = self._handed_out(value)
+        if isinstance(value, BaseException):
+            return {"$exc": self._exception(value, ident)}
+        base = None
+        if isinstance(value, type) and issubclass(value, BaseException):
+            base = _nearest_builtin_exception(value)
+        return {"$obj": [ident, getattr(type(value), "__name__", "object"), base]}
+
+    def _handed_out(self, value: Any) -> int:
+        """The id `value` is handed out under, given now when it has none."""
+        ident = self._mine_ids.get(id(value))
+        if ident is None or self.mine.get(ident) is not value:
+            ident = next(self._counter)
+            self.mine[ident] = value
+            self._mine_ids[id(value)] = ident
+        return ident
+
+    def _held(self, ident: int, value: Any) -> Any:
+        """Keep `value` as what stands here for the other side's object `ident`."""
+        self.theirs[ident] = value
+        self._their_ids[id(value)] = ident
+        return value
+
+    def _exception(self, error: BaseException, ident: int) -> dict[str, Any]:
+        try:
+            text = str(error)
+        except Exception:
+            text = "<unprintable>"
+        try:
+            args = self.encode(list(error.args))
+        except Exception:
+            args = []
+        return {
+            "id": ident,
+            "cls": self.encode(type(error)),
+            "args": args,
+            "text": text,
+            "trace": self.trace(error),
+        }
+
+    def trace(self, error: BaseException) -> str:
+        """The part of an exception's traceback to send with it: none by default."""
+        return ""
+
+    def decode(self, data: Any) -> Any:
+        try:
+            return codec.decode(data, tags=self._tags)
+        except (Stopped, ReferenceError):
+            raise
+        except Exception as exc:
+            raise Broken(f"a malformed value ({type(exc).__name__}: {exc})") from None
+
+    @property
+    def _tags(self) -> dict[str, Callable[[Any], Any]]:
+        return {
+            "$obj": self._proxy,
+            "$own": self._own,
+            "$exc": self._raised,
+            "$builtin": self.builtin,
+        }
+
+    def _own(self, ident: Any) -> Any:
+        if type(ident) is not int:
+            raise Broken("a malformed reference")
+        if ident not in self.mine:
+            raise ReferenceError("an object that is no longer handed out")
+        return self.mine[ident]
+
+    def builtin(self, name: Any) -> Any:
+        """The built-in class named `name`, as this side admits it."""
+        value = getattr(builtins, str(name), None)
+        if not isinstance(value, type):
+            raise Broken(f"a built-in class that is not one: {name!r}")
+        return value
+
+    def _proxy(self, body: Any) -> Any:
+        if not (isinstance(body, list) and len(body) == 3 and type(body[0]) is int):
+            raise Broken("a malformed reference")
+        ident, name, base = body
+        known = self.theirs.get(ident)
+        if known is None:
+            made = self.proxy(ident) if base is None else self.stand_in(str(name), base)
+            known = self._held(ident, made)
+        return known
+
+    def proxy(self, ident: int) -> Any:
+        raise NotImplementedError
+
+    def stand_in(self, name: str, base: Any) -> type:
+        """A class of this side's for an exception class of the other's, deriving
+        from the built-in exception `base` names (Exception when it names none)."""
+        kind = getattr(builtins, str(base), None)
+        if not (isinstance(kind, type) and issubclass(kind, Exception)):
+            kind = Exception
+        try:
+            return type(name, (kind,), {"__module__": "candidate"})
+        except (TypeError, ValueError):
+            raise Broken(f"an exception class named {name!r}") from None
+
+    def _raised(self, body: Any) -> BaseException:
+        if not isinstance(body, dict) or not isinstance(body.get("args"), list):
+            raise Broken("a malformed exception")
+        kind = self.decode(body.get("cls"))
+        if not (isinstance(kind, type) and issubclass(kind, BaseException)):
+            raise Broken("an exception whose class is not one")
+        if not issubclass(kind, Exception):
+            kind = self.stand_in(kind.__name__, "Exception")
+        args = tuple(self.decode(body["args"]))
+        error: BaseException = BaseException.__new__(kind)
+        error.args = args
+        text, trace = body.get("text"), body.get("trace")
+        if isinstance(text, str) and text != str(BaseException.__str__(error)):
+            error.add_note(text)
+        if isinstance(trace, str) and trace:
+            error.add_note(f"raised in the candidate:\n{trace}".rstrip())
+        if type(body.get("id")) is int:
+            self._held(body["id"], error)
+        return error
+
+
+def _unary(do: str) -> Callable[[Any], Any]:
+    def forward(self: Any) -> Any:
+        return object.__getattribute__(self, "_ct_end").request(do, (self,))
+
+    return forward
+
+
+def _binary(do: str) -> Callable[[Any, Any], Any]:
+    def forward(self: Any, other: Any) -> Any:
+        return object.__getattribute__(self, "_ct_end").request(do, (self, other))
+
+    return forward
+
+
+def _compared(do: str) -> Callable[[Any, Any], Any]:
+    """A comparison that asks the candidate only when both sides are its objects."""
+
+    def forward(self: Any, other: Any) -> Any:
+        end = object.__getattribute__(self, "_ct_end")
+        if not end.holds(other):
+            return NotImplemented
+        return end.request(do, (self, other))
+
+    return forward
+
+
+class Remote:
+    """An object of the candidate's, in the test process: everything done to it is
+    a request to the candidate's process."""
+
+    __slots__ = ("_ct_end", "_ct_id")
+
+    def __init__(self, end: TestSide, ident: int) -> None:
+        object.__setattr__(self, "_ct_end", end)
+        object.__setattr__(self, "_ct_id", ident)
+
+    def __getattr__(self, name: str) -> Any:
+        return object.__getattribute__(self, "_ct_end").request("getattr", (self, name))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_ct_end").request("setattr", (self, name, value))
+
+    def __delattr__(self, name: str) -> None:
+        object.__getattribute__(self, "_ct_end").request("delattr", (self, name))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return object.__getattribute__(self, "_ct_end").request("call", (self, *args), kwargs)
+
+    def __enter__(self) -> Any:
+        return object.__getattribute__(self, "_ct_end").request("method", (self, "__enter__"))
+
+    def __exit__(self, *exc: Any) -> Any:
+        end = object.__getattribute__(self, "_ct_end")
+        return end.request("method", (self, "__exit__", *exc))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        object.__getattribute__(self, "_ct_end").request("setitem", (self, key, value))
+
+    def __format__(self, spec: str) -> str:
+        end = object.__getattribute__(self, "_ct_end")
+        return str(end.request("format", (self, spec)))
+
+    __len__ = _unary("len")
+    __hash__ = _unary("hash")
+    __bool__ = _unary("bool")
+    __str__ = _unary("str")
+    __repr__ = _unary("repr")
+    __iter__ = _unary("iter")
+    __next__ = _unary("next")
+    __index__ = _unary("index")
+    __int__ = _unary("int")
+    __float__ = _unary("float")
+    __neg__ = _unary("neg")
+    __pos__ = _unary("pos")
+    __abs__ = _unary("abs")
+    __invert__ = _unary("invert")
+    __contains__ = _binary("contains")
+    __getitem__ = _binary("getitem")
+    __delitem__ = _binary("delitem")
+    __eq__ = _compared("eq")
+    __ne__ = _compared("ne")
+    __lt__ = _compared("lt")
+    __le__ = _compared("le")
+    __gt__ = _compared("gt")
+    __ge__ = _compared("ge")
+    __add__, __radd__ = _binary("add"), _binary("radd")
+    __sub__, __rsub__ = _binary("sub"), _binary("rsub")
+    __mul__, __rmul__ = _binary("mul"), _binary("rmul")
+    __truediv__, __rtruediv__ = _binary("truediv"), _binary("rtruediv")
+    __floordiv__, __rfloordiv__ = _binary("floordiv"), _binary("rfloordiv")
+    __mod__, __rmod__ = _binary("mod"), _binary("rmod")
+    __pow__, __rpow__ = _binary("pow"), _binary("rpow")
+    __matmul__, __rmatmul__ = _binary("matmul"), _binary("rmatmul")
+    __lshift__, __rlshift__ = _binary("lshift"), _binary("rlshift")
+    __rshift__, __rrshift__ = _binary("rshift"), _binary("rrshift")
+    __and__, __rand__ = _binary("and_"), _binary("rand_")
+    __or__, __ror__ = _binary("or_"), _binary("ror_")
+    __xor__, __rxor__ = _binary("xor"), _binary("rxor")
+
+
+class RemoteModule(types.ModuleType):
+    """A module of the candidate's, in the test process: its attributes are asked
+    for (and set, as `mock.patch` does) in the candidate's process; its dunder
+    attributes are the import system's, kept here."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(self.__dict__["__remote__"], name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name.startswith("__") and name.endswith("__"):
+            super().__setattr__(name, value)
+        else:
+            setattr(self.__dict__["__remote__"], name, value)
+
+    def __delattr__(self, name: str) -> None:
+        if name.startswith("__") and name.endswith("__"):
+            super().__delattr__(name)
+        else:
+            delattr(self.__dict__["__remote__"], name)
+
+
+class TestSide(Endpoint):
+    """The test process's end. What it serves the candidate's process: a call on an
+    object it handed out during the current test, a method of one by a public name
+    or by a name in PROTOCOLS, or one of the SERVED operations on one. Everything
+    else is refused (see `refused`)."""
+
+    __test__ = False
+    PROTOCOLS = frozenset(
+        {"__enter__", "__exit__", "__iter__", "__next__", "__len__", "__contains__"}
+    )
+    SERVED = frozenset(
+        {"call", "method", "len", "bool", "str", "repr", "iter", "next", "contains", "getitem"}
+    )
+    # Built-in classes that may cross as values: plain data's, and exceptions'.
+    CLASSES = frozenset(
+        {"object", "bool", "int", "float", "complex", "str", "bytes", "bytearray"}
+        | {"list", "tuple", "set", "frozenset", "dict", "type"}
+    )
+
+    def __init__(self, wire: Wire) -> None:
+        super().__init__(wire)
+        self.refused: list[str] = []
+
+    def holds(self, value: Any) -> bool:
+        """Whether `value` is a proxy of the candidate's objects."""
+        return self.theirs.get(self._their_ids.get(id(value), 0)) is value
+
+    def proxy(self, ident: int) -> Remote:
+        return Remote(self, ident)
+
+    def builtin(self, name: Any) -> Any:
+        value = super().builtin(name)
+        if value.__name__ in self.CLASSES or issubclass(value, Exception):
+            return value
+        if issubclass(value, BaseException):
+            return self.stand_in(value.__name__, "Exception")
+        raise Broken(f"the built-in {name!r}, which only plain data's and exceptions' are")
+
+    def allowed(self, do: str, args: list[Any]) -> Callable[..., Any]:
+        target = args[0]
+        ident = target.get("$own") if isinstance(target, dict) and len(target) == 1 else None
+        if do not in self.SERVED:
+            why = f"asked the tests' process to do {do!r}"
+        elif type(ident) is not int:
+            why = f"asked the tests' process to do {do!r} to what it never handed out"
+        elif ident not in self.mine:
+            raise ReferenceError("a callback handed out by an earlier test is called")
+        elif do == "method" and not self._public(args[1:2]):
+            why = f"called a method of a test's object that is not public: {args[1:2]}"
+        else:
+            return OPERATIONS[do]
+        self.refused.append(why[:200])
+        raise PermissionError(why)
+
+    def _public(self, name: list[Any]) -> bool:
+        if not name or type(name[0]) is not str:
+            return False
+        return name[0] in self.PROTOCOLS or not name[0].startswith("_")
+
+    def scope(self) -> None:
+        """The current test is over: what it handed out is no longer served."""
+        self.mine.clear()
+        self._mine_ids.clear()
+
+
+class Modules:
+    """A meta path finder that imports the candidate's modules (by name) as
+    RemoteModules. Duck-typed, as testrun's finder is."""
+
+    def __init__(self, end: TestSide, names: list[str]) -> None:
+        self.end = end
+        self.names = frozenset(names)
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name not in self.names:
+            return None
+        loader: Any = self
+        return importlib.machinery.ModuleSpec(name, loader, origin=f"candidate:{name}")
+
+    def create_module(self, spec: Any) -> RemoteModule:
+        return RemoteModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        module.__dict__["__remote__"] = self.end.request("import", (module.__name__,))
+
+
+class Peer:
+    """An object the tests handed out, in the candidate's process: calls on it, and
+    on its methods by name, are requests to the tests' process."""
+
+    __slots__ = ("_ct_end", "_ct_id")
+
+    def __init__(self, end: CandidateSide, ident: int) -> None:
+        object.__setattr__(self, "_ct_end", end)
+        object.__setattr__(self, "_ct_id", ident)
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        end = object.__getattribute__(self, "_ct_end")
+        return lambda *args, **kwargs: end.request("method", (self, name, *args), kwargs)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return object.__getattribute__(self, "_ct_end").request("call", (self, *args), kwargs)
+
+    def __enter__(self) -> Any:
+        return object.__getattribute__(self, "_ct_end").request("method", (self, "__enter__"))
+
+    def __exit__(self, *exc: Any) -> Any:
+        end = object.__getattribute__(self, "_ct_end")
+        return end.request("method", (self, "__exit__", *exc))
+
+    __len__ = _unary("len")
+    __bool__ = _unary("bool")
+    __str__ = _unary("str")
+    __repr__ = _unary("repr")
+    __iter__ = _unary("iter")
+    __next__ = _unary("next")
+    __contains__ = _binary("contains")
+    __getitem__ = _binary("getitem")
+
+
+class CandidateSide(Endpoint):
+    """The candidate's process's end: it serves every operation on its objects, and
+    imports its modules on request. `describe` formats an exception's traceback."""
+
+    def __init__(self, wire: Wire, describe: Callable[[BaseException], str]) -> None:
+        super().__init__(wire)
+        self._describe = describe
+
+    def proxy(self, ident: int) -> Peer:
+        return Peer(self, ident)
+
+    def trace(self, error: BaseException) -> str:
+        return self._describe(error)
+
+    def serve_forever(self) -> None:
+        """Serve requests until the tests' process ends."""
+        while True:
+            self.wire.send(self.serve(self.wire.receive()))
