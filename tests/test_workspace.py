@@ -47,17 +47,46 @@ def test_the_34_exercises_load_with_their_files(exercises: dict[str, WorkspaceTa
     assert all(task.reference and task.instructions for task in exercises.values())
 
 
+def test_an_exception_from_the_candidate_s_code_reads_with_its_frames(
+    exercises: dict[str, WorkspaceTask], box: Sandbox
+) -> None:
+    """Judged apart, a test's trace shows the test's frames and, under the exception,
+    the candidate's frames where it was raised: the protocol's own frames are left
+    out, so the model reads the report it would read from a run in one process."""
+    task = exercises["list-ops"]
+    stub = dict(task.files)["list_ops.py"]
+    raises = "def length(list):\n    raise ValueError('not today')"
+    solution = stub.replace("def length(list):\n    pass", raises)
+    verdict = judge_workspace({"list_ops.py": solution}, task, box, LIMITS)
+    assert verdict.outcome is Outcome.FAILED  # the other functions' assertions fail
+    failure = verdict.visible_output.split("FAILED list_ops_test.py::ListOpsTest::test_length_")[1]
+    assert 'File "list_ops_test.py", line' in failure
+    assert "ValueError: not today\nraised in the candidate's code, at:\n" in failure
+    assert 'File "list_ops.py", line 14, in length' in failure
+    assert "remote.py" not in verdict.visible_output
+
+
 def test_every_reference_passes_and_every_stub_fails(
     exercises: dict[str, WorkspaceTask], box: Sandbox
 ) -> None:
     """The tasks have teeth: each example solution, placed as the solution file,
-    passes every test; each untouched stub fails."""
+    passes every test; each untouched stub fails. Every exercise but paasio (whose
+    tests read their callers' frames) is judged with its tests apart from the
+    candidate's files, and each test's outcome there is the one it has beside them."""
+    assert [t.id for t in exercises.values() if t.trust != "trusted-side"] == ["paasio"]
     for task in exercises.values():
-        reference = judge_workspace(dict(task.files) | dict(task.reference), task, box, LIMITS)
-        assert reference.outcome is Outcome.PASSED, (task.id, reference.visible_output)
-        assert len(reference.tests) == len(expected_tests(task.test_sources))
-        stub = judge_workspace(dict(task.files), task, box, LIMITS)
-        assert stub.outcome is not Outcome.PASSED, task.id
+        for files, passes in ((dict(task.reference), True), ({}, False)):
+            verdict = judge_workspace(files, task, box, LIMITS)
+            shown = f"{task.id}: {verdict.detail}\n{verdict.visible_output}"
+            assert (verdict.outcome is Outcome.PASSED) is passes, shown
+            if passes:
+                assert len(verdict.tests) == len(expected_tests(task.test_sources))
+            if task.trust == "trusted-side":
+                beside = judge_workspace(files, task, box, LIMITS, beside=True)
+                assert verdict.outcome is beside.outcome, shown
+                assert [(t.name, t.outcome, t.exception_type) for t in verdict.tests] == [
+                    (t.name, t.outcome, t.exception_type) for t in beside.tests
+                ], shown
 
 
 def test_a_failure_reads_like_a_test_report_with_workspace_paths(

@@ -132,7 +132,8 @@ def test_replaying_every_reference_passes_and_aider_s_columns_count_it(
     assert edits["well_formed_cases"] == 33 and edits["malformed_edits"] == 1
     manifest = data["manifest"]
     assert manifest["config"]["edit_format"] == edit_format
-    assert set(manifest["trust"].values()) == {"in-sandbox"}
+    assert manifest["trust"].pop("paasio") == "in-sandbox"
+    assert set(manifest["trust"].values()) == {"trusted-side"}
     assert f"edits/{edit_format}.md" in manifest["prompt_sha256"]
     assert manifest["workspaces"]["react"] == dict(exercises["react"].files)
     react = next(t for t in data["tasks"] if t["task_id"] == "react")["attempts"]

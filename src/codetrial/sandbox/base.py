@@ -126,12 +126,12 @@ class Sandbox:
         files: dict[str, str],
         tests: dict[str, str],
         nonce: str,
-        modules: list[str],
+        modules: dict[str, str],
         limits: Limits | None = None,
     ) -> Iterator[SplitRun]:
         """`tests` run in a sandbox of their own, reaching the candidate's `modules`
-        (served from its `files` in this sandbox) only through requests (see
-        remote.py), reporting with `nonce`."""
+        (name -> path, served from its `files` in this sandbox) only through requests
+        (see remote.py), reporting with `nonce`."""
         run = SplitRun(
             self._worker,
             self._peer,

@@ -125,7 +125,8 @@ def _swapped(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return lambda value, other: function(other, value)
 
 
-_ARITHMETIC = "add sub mul truediv floordiv mod pow matmul lshift rshift and_ or_ xor".split()
+_ARITHMETIC: tuple[str, ...] = ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul")
+_ARITHMETIC += ("lshift", "rshift", "and_", "or_", "xor")
 # What either side can be asked to do, by name: the first argument is the object
 # it is done to. The test side serves only some of them (TestSide.SERVED).
 OPERATIONS: dict[str, Callable[..., Any]] = {
@@ -249,10 +250,9 @@ class Endpoint:
         ident = self._handed_out(value)
         if isinstance(value, BaseException):
             return {"$exc": self._exception(value, ident)}
-        base = None
         if isinstance(value, type) and issubclass(value, BaseException):
-            base = _nearest_builtin_exception(value)
-        return {"$obj": [ident, getattr(type(value), "__name__", "object"), base]}
+            return {"$obj": [ident, value.__name__, _nearest_builtin_exception(value)]}
+        return {"$obj": [ident, type(value).__name__, None]}
 
     def _handed_out(self, value: Any) -> int:
         """The id `value` is handed out under, given now when it has none."""
@@ -360,7 +360,7 @@ class Endpoint:
         if isinstance(text, str) and text != str(BaseException.__str__(error)):
             error.add_note(text)
         if isinstance(trace, str) and trace:
-            error.add_note(f"raised in the candidate:\n{trace}".rstrip())
+            error.add_note(f"raised in the candidate's code, at:\n{trace}".rstrip())
         if type(body.get("id")) is int:
             self._held(body["id"], error)
         return error
@@ -555,23 +555,24 @@ class TestSide(Endpoint):
 
 
 class Modules:
-    """A meta path finder that imports the candidate's modules (by name) as
-    RemoteModules. Duck-typed, as testrun's finder is."""
+    """A meta path finder that imports the candidate's modules (name -> the path of
+    its file in the workspace) as RemoteModules. Duck-typed, as testrun's finder is."""
 
-    def __init__(self, end: TestSide, names: list[str]) -> None:
+    def __init__(self, end: TestSide, modules: dict[str, str]) -> None:
         self.end = end
-        self.names = frozenset(names)
+        self.modules = modules
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name not in self.names:
+        if name not in self.modules:
             return None
         loader: Any = self
-        return importlib.machinery.ModuleSpec(name, loader, origin=f"candidate:{name}")
+        return importlib.machinery.ModuleSpec(name, loader, origin=self.modules[name])
 
     def create_module(self, spec: Any) -> RemoteModule:
         return RemoteModule(spec.name)
 
     def exec_module(self, module: types.ModuleType) -> None:
+        module.__file__ = self.modules[module.__name__]
         module.__dict__["__remote__"] = self.end.request("import", (module.__name__,))
 
 

@@ -555,7 +555,7 @@ class SplitRun(TestRun):
         *,
         nonce: str,
         limits: Limits,
-        modules: list[str],
+        modules: dict[str, str],
     ) -> None:
         self._candidate = worker
         self.candidate_exit: ChildExit | None = None

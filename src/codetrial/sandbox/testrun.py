@@ -168,19 +168,50 @@ def _cases(unittest: Any, module: types.ModuleType, path: str) -> list[tuple[str
     return found
 
 
-def _run_one(unittest: Any, case: Any) -> dict[str, Any]:
-    result = unittest.TestResult()
+def _result_class(unittest: Any, hidden: str | None) -> Any:
+    """unittest's TestResult, keeping the name of each problem's exception (the last
+    line of a trace need not be it: an assertion's diff may end it), and leaving the
+    frames of the file `hidden` out of the traces it keeps."""
+
+    class Result(unittest.TestResult):  # type: ignore[misc]
+        def __init__(self) -> None:
+            super().__init__()
+            self.problems: list[tuple[str, str, str]] = []  # outcome, trace, exception
+
+        def addError(self, test: Any, err: Any) -> None:
+            super().addError(test, _without(err, hidden))
+            self.problems.append(("error", self.errors[-1][1], err[0].__name__))
+
+        def addFailure(self, test: Any, err: Any) -> None:
+            super().addFailure(test, _without(err, hidden))
+            self.problems.append(("failed", self.failures[-1][1], err[0].__name__))
+
+    return Result
+
+
+def _without(err: Any, hidden: str | None) -> Any:
+    """An exception's (type, value, traceback) with the frames of `hidden` unlinked."""
+    kind, value, tb = err
+    kept = []
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename != hidden:
+            kept.append(tb)
+        tb = tb.tb_next
+    for earlier, later in zip(kept, [*kept[1:], None], strict=True):
+        earlier.tb_next = later
+    return kind, value, kept[0] if kept else None
+
+
+def _run_one(result: Any, case: Any) -> dict[str, Any]:
     started = time.perf_counter()
     case.run(result)
     seconds = time.perf_counter() - started
-    problems = [("error", err) for _, err in result.errors]
-    problems += [("failed", err) for _, err in result.failures]
-    problems += [("failed", "unexpected success") for _ in result.unexpectedSuccesses]
+    problems = sorted(result.problems, key=lambda problem: problem[0] != "error")
+    problems += [("failed", "unexpected success", "failed") for _ in result.unexpectedSuccesses]
     record: dict[str, Any] = {"outcome": "passed", "seconds": seconds}
     if problems:
-        outcome, trace = problems[0]
-        last = trace.strip().splitlines()[-1] if trace.strip() else outcome
-        record.update(outcome=outcome, trace=trace, exception=last.split(":", 1)[0].strip())
+        outcome, trace, kind = problems[0]
+        record.update(outcome=outcome, trace=trace, exception=kind)
     elif result.skipped:
         record["outcome"] = "skipped"
     return record
@@ -193,7 +224,7 @@ def run(
     "modules"?}) against the files in `workspace`, report on `out_fd`, and end the
     process. `"guarded": false` runs as a naive runner would, with the exposed channel
     and no snapshot of the test machinery. With a `peer` (the descriptors to read from
-    and write to), the candidate's modules (`"modules"`) are in another process,
+    and write to), the candidate's modules (`"modules"`: name -> path) are in another process,
     reached through remote.py, and `workspace` holds none of its files."""
     import unittest
 
@@ -209,11 +240,13 @@ def run(
     end = None
     if peer is None:
         sys.path.insert(0, workspace)
+        results = _result_class(unittest, None)
     else:
         import remote
 
         end = remote.TestSide(remote.Wire(*peer))
         sys.meta_path.insert(1, remote.Modules(end, spec["modules"]))
+        results = _result_class(unittest, remote.__file__)
     ran = 0
     for path in sorted(tests):
         try:
@@ -224,7 +257,7 @@ def run(
         for test_id, case in _cases(unittest, module, path) if module else ():
             if end is not None and end.stopped:
                 break
-            record = _run_one(unittest, case)
+            record = _run_one(results(), case)
             if "trace" in record:
                 record["trace"] = trace(record["trace"])
             send({"test": test_id, **record})
@@ -257,6 +290,21 @@ def _stopped(end: Any) -> dict[str, Any]:
 def format_exception(exc: BaseException, workspace: str) -> str:
     """The exception as Python prints it, with only the frames of the workspace's
     files and the test files: the import machinery's and this runner's left out."""
+    return "".join(_shown(exc, workspace).format())
+
+
+def workspace_frames(exc: BaseException, workspace: str) -> str:
+    """The frames of an exception's traceback in the workspace's files, as Python
+    prints them (paths relative to it); empty when it has none."""
+    import traceback
+
+    frames = [f for f in _shown(exc, workspace).stack if f.filename.startswith(workspace)]
+    return "".join(traceback.StackSummary.from_list(frames).format()).replace(
+        workspace + os.sep, ""
+    )
+
+
+def _shown(exc: BaseException, workspace: str) -> Any:
     import traceback
 
     shown = traceback.TracebackException.from_exception(exc)
@@ -267,4 +315,4 @@ def format_exception(exc: BaseException, workspace: str) -> str:
             if not frame.filename.startswith(("/", "<")) or frame.filename.startswith(workspace)
         ]
     )
-    return "".join(shown.format())
+    return shown

@@ -340,7 +340,7 @@ def _serve_candidate(spec: dict[str, Any]) -> None:
     workspace = _write_workspace(spec)
     sys.path.insert(0, workspace)
     wire = remote.Wire(PROTOCOL_IN, PROTOCOL_OUT)
-    end = remote.CandidateSide(wire, lambda error: testrun.format_exception(error, workspace))
+    end = remote.CandidateSide(wire, lambda error: testrun.workspace_frames(error, workspace))
     with contextlib.suppress(remote.Stopped):
         end.serve_forever()
     os._exit(0)

@@ -50,7 +50,7 @@ class WorkspaceTask:
 
     @property
     def trust(self) -> str:
-        """"trusted-side": the tests run in a process of their own and reach the
+        """ "trusted-side": the tests run in a process of their own and reach the
         candidate's modules only through requests (see `codetrial.sandbox.remote`).
         "in-sandbox" when they read the frames of the code that calls them (they
         import `inspect`): frames do not cross processes, so they run beside the

@@ -110,13 +110,14 @@ def _result(record: dict[str, Any]) -> TestResult:
     )
 
 
-def candidate_modules(files: Mapping[str, str], tests: Mapping[str, str]) -> list[str]:
-    """The names the candidate's Python files import as, test files aside."""
-    return sorted(
-        path.removesuffix(".py").removesuffix("/__init__").replace("/", ".")
-        for path in files
+def candidate_modules(files: Mapping[str, str], tests: Mapping[str, str]) -> dict[str, str]:
+    """The candidate's Python files, test files aside: the name each imports as ->
+    its path."""
+    return {
+        path.removesuffix(".py").removesuffix("/__init__").replace("/", "."): path
+        for path in sorted(files)
         if path.endswith(".py") and path not in tests
-    )
+    }
 
 
 def signed(run: TestRun, nonce: str) -> tuple[list[dict[str, Any]], list[str]]:
