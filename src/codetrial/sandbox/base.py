@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
+import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,6 +28,10 @@ from codetrial.sandbox.launch import (
 )
 from codetrial.sandbox.policy import NO_MOUNTS, Mounts, SandboxPolicy
 from codetrial.sandbox.server import ProgramRun, Session, SplitRun, TestRun, Worker
+
+# The processors this process may run on, in turn: each sandbox keeps a run's two
+# children to one of them, and sandboxes opened together get different ones.
+_PROCESSORS = itertools.cycle(sorted(os.sched_getaffinity(0)))
 
 
 class Sandbox:
@@ -57,6 +63,7 @@ class Sandbox:
         # A second worker, started when a workspace's tests first run apart from the
         # candidate's files: each in a sandbox of its own, which neither can reach.
         self._peer = Worker(launch, limits, use_cgroup=True)
+        self._cpu = next(_PROCESSORS)
 
     def start(self) -> None:
         """Start the worker now, so a machine that cannot sandbox is found out early."""
@@ -140,6 +147,7 @@ class Sandbox:
             nonce=nonce,
             limits=limits or self._limits,
             modules=modules,
+            cpu=self._cpu,
         )
         try:
             yield run

@@ -77,6 +77,9 @@ class Broken(Stopped):
     """The other process sent what the protocol does not allow."""
 
 
+_ENCODER = json.JSONEncoder(allow_nan=False)  # made once: json.dumps makes one a call
+
+
 class Wire:
     """JSON lines on two file descriptors."""
 
@@ -85,7 +88,7 @@ class Wire:
         self.buffer = b""
 
     def send(self, message: dict[str, Any]) -> None:
-        data = json.dumps(message, allow_nan=False).encode() + b"\n"
+        data = _ENCODER.encode(message).encode() + b"\n"
         try:
             while data:
                 data = data[os.write(self.fd_out, data) :]
@@ -105,7 +108,7 @@ class Wire:
                 raise Oversize(f"a message over {LINE_CAP} bytes")
         line, _, self.buffer = self.buffer.partition(b"\n")
         try:
-            message = json.loads(line)
+            message = json.loads(line.decode())
         except (ValueError, RecursionError):
             raise Broken("a message that is not JSON") from None
         if not isinstance(message, dict):
@@ -181,6 +184,12 @@ class Endpoint:
         self._their_ids: dict[int, int] = {}  # id() of a proxy or stand-in -> its id
         self._counter = itertools.count(1)
         self.stopped: Stopped | None = None
+        self._tags = {
+            "$obj": self._proxy,
+            "$own": self._own,
+            "$exc": self._raised,
+            "$builtin": self.builtin,
+        }
 
     # Requests this side makes
     def request(self, do: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
@@ -238,12 +247,20 @@ class Endpoint:
 
     # Values
     def encode(self, value: Any) -> Any:
-        return codec.encode(value, other=self._reference)
+        back = self._back(value)  # the common case, a proxy as a request's object
+        return back if back is not None else codec.encode(value, other=self._reference)
 
-    def _reference(self, value: Any) -> Any:
+    def _back(self, value: Any) -> dict[str, int] | None:
+        """{"$own": id} when `value` stands here for the other side's object `id`."""
         theirs = self._their_ids.get(id(value))
         if theirs is not None and self.theirs.get(theirs) is value:
             return {"$own": theirs}
+        return None
+
+    def _reference(self, value: Any) -> Any:
+        back = self._back(value)
+        if back is not None:
+            return back
         name = _BUILTIN_NAMES.get(id(value))
         if name is not None and isinstance(value, type):
             return {"$builtin": name}
@@ -297,15 +314,6 @@ class Endpoint:
             raise
         except Exception as exc:
             raise Broken(f"a malformed value ({type(exc).__name__}: {exc})") from None
-
-    @property
-    def _tags(self) -> dict[str, Callable[[Any], Any]]:
-        return {
-            "$obj": self._proxy,
-            "$own": self._own,
-            "$exc": self._raised,
-            "$builtin": self.builtin,
-        }
 
     def _own(self, ident: Any) -> Any:
         if type(ident) is not int:

@@ -556,7 +556,9 @@ class SplitRun(TestRun):
         nonce: str,
         limits: Limits,
         modules: dict[str, str],
+        cpu: int,
     ) -> None:
+        """`cpu`: the processor both children keep to."""
         self._candidate = worker
         self.candidate_exit: ChildExit | None = None
         self._reported: set[str] = set()
@@ -566,7 +568,12 @@ class SplitRun(TestRun):
         try:
             worker.ensure()
             self._candidate_oom = worker.cgroup.oom_kills() if worker.cgroup else 0
-            request = {"op": "spawn", "serve": {"files": files}, "limits": _child_limits(limits)}
+            request = {
+                "op": "spawn",
+                "serve": {"files": files},
+                "limits": _child_limits(limits),
+                "cpu": cpu,
+            }
             worker.spawn(request, candidate_in, candidate_out)
         except _Broken:
             spawned = False
@@ -575,7 +582,8 @@ class SplitRun(TestRun):
             os.close(candidate_out)
         spec = {"tests": tests, "nonce": nonce, "modules": modules}
         try:
-            _Child.__init__(self, peer, {"workspace": spec}, limits, peer=(tests_in, tests_out))
+            tests_child = {"workspace": spec, "cpu": cpu}
+            _Child.__init__(self, peer, tests_child, limits, peer=(tests_in, tests_out))
         finally:
             os.close(tests_in)
             os.close(tests_out)

@@ -36,6 +36,8 @@ which lead to the other child, never to the host; {"op": "spawn", "workspace":
 {"tests", "nonce", "modules"}, "limits"}, sent with four descriptors (the host's
 two, then the two that lead to the candidate's child), makes the child that runs the
 tests and reaches the candidate's modules (named in "modules") only through them.
+Both spawns carry "cpu": the one processor both children keep to, since only one of
+them runs at a time and a wake-up on another processor costs more than a request.
 
 A spawn may carry a program instead: {"op": "spawn", "program": {"code"}, "limits"}.
 The child runs it as __main__ in an empty output folder, its standard output and
@@ -79,6 +81,10 @@ import codec
 
 PROTOCOL_IN, PROTOCOL_OUT = 10, 11
 PEER_IN, PEER_OUT = 12, 13
+# Imported by the server once, so that a child that runs tests, or serves the tests'
+# requests, starts with them loaded: unittest alone takes longer to import than a
+# small exercise's tests take to run.
+RUNNERS = ("unittest", "testrun", "remote")
 LINE_CAP = 16 * 1024 * 1024
 READ_SIZE = 65536
 OUTPUT_FILE = "output.txt"
@@ -259,6 +265,9 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> 
     os.dup2(errors, 2)
     os.closerange(3, PROTOCOL_IN)
     os.closerange(targets[-1] + 1, 1024)
+    if "cpu" in message:
+        with contextlib.suppress(OSError, ValueError):
+            os.sched_setaffinity(0, {message["cpu"]})
     _limit(message["limits"])
     if rules is not None:
         rules.install()
@@ -577,6 +586,8 @@ def serve(
     import is left for a child to fail on)."""
     os.chdir(scratch)
     sys.path[1:1] = paths
+    for module in RUNNERS:
+        __import__(module)
     for module in preload:
         with contextlib.suppress(Exception):
             __import__(module)
