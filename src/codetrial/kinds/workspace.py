@@ -1,7 +1,8 @@
 """Workspace tasks: a folder of files the model edits in an edit format; the candidate
-is the files as its edits leave them, judged by the task's own tests beside them in
-the sandbox (trust level "in-sandbox"). A response whose edit cannot be applied is a
-malformed_edit, judged here without the sandbox."""
+is the files as its edits leave them, judged by the task's own tests, which reach its
+objects from a sandbox of their own (trust level "trusted-side"; "in-sandbox" for
+tests that read their callers' frames, which run beside the files). A response whose
+edit cannot be applied is a malformed_edit, judged here without the sandbox."""
 
 from __future__ import annotations
 

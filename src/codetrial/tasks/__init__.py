@@ -3,7 +3,8 @@
 Four kinds, each a class here and a `Kind` in `codetrial.kinds` that owns how it is
 asked and judged: a function `Task`, whose tests run on the trusted side against the
 sandboxed candidate (trust level "trusted-side"); a `WorkspaceTask`, a folder of files
-the model edits, whose tests run in the sandbox beside them ("in-sandbox"); a
+the model edits, whose tests run in a sandbox of their own and reach its objects
+through requests ("trusted-side"; "in-sandbox" when they read their callers' frames); a
 `RepositoryTask`, an issue against a repository at a commit, judged by the
 repository's own tests as SWE-bench judges a patch ("in-sandbox"); and a
 `QuestionTask`, a question about data files answered by programs the model writes,
