@@ -116,11 +116,11 @@ class Wire:
         return message
 
 
-def _method(value: Any, name: str, *args: Any, **kwargs: Any) -> Any:
+def _method(value: Any, name: str, /, *args: Any, **kwargs: Any) -> Any:
     return getattr(value, name)(*args, **kwargs)
 
 
-def _call(value: Any, *args: Any, **kwargs: Any) -> Any:
+def _call(value: Any, /, *args: Any, **kwargs: Any) -> Any:
     return value(*args, **kwargs)
 
 
@@ -170,6 +170,17 @@ def _nearest_builtin_exception(kind: type) -> str:
         if _BUILTIN_NAMES.get(id(base)) and issubclass(base, BaseException):
             return base.__name__
     return "Exception"
+
+
+class Method:
+    """A method of one of this process's objects, as an attribute read returns it: it
+    crosses as {"$method": [the object's id, name]}, and the other side calls it by
+    name, in one request, without reading the attribute again."""
+
+    __slots__ = ("name", "target")
+
+    def __init__(self, target: Any, name: str) -> None:
+        self.target, self.name = target, name
 
 
 class Endpoint:
@@ -261,6 +272,8 @@ class Endpoint:
         back = self._back(value)
         if back is not None:
             return back
+        if type(value) is Method:
+            return {"$method": [self._handed_out(value.target), value.name]}
         name = _BUILTIN_NAMES.get(id(value))
         if name is not None and isinstance(value, type):
             return {"$builtin": name}
@@ -411,7 +424,9 @@ class Remote:
         object.__setattr__(self, "_ct_id", ident)
 
     def __getattr__(self, name: str) -> Any:
-        return object.__getattribute__(self, "_ct_end").request("getattr", (self, name))
+        end = object.__getattribute__(self, "_ct_end")
+        known = end.methods.get((object.__getattribute__(self, "_ct_id"), name))
+        return known if known is not None else end.request("getattr", (self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         object.__getattribute__(self, "_ct_end").request("setattr", (self, name, value))
@@ -474,6 +489,23 @@ class Remote:
     __xor__, __rxor__ = _binary("xor"), _binary("rxor")
 
 
+class RemoteMethod:
+    """A method of a candidate's object, in the test process: calling it is one
+    request, which reads the method afresh in the candidate's process and calls it."""
+
+    __slots__ = ("_name", "_target")
+
+    def __init__(self, target: Remote, name: str) -> None:
+        self._target, self._name = target, name
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        end = object.__getattribute__(self._target, "_ct_end")
+        return end.request("method", (self._target, self._name, *args), kwargs)
+
+    def __repr__(self) -> str:
+        return f"<method {self._name} of a candidate's object>"
+
+
 class RemoteModule(types.ModuleType):
     """A module of the candidate's, in the test process: its attributes are asked
     for (and set, as `mock.patch` does) in the candidate's process; its dunder
@@ -519,6 +551,20 @@ class TestSide(Endpoint):
     def __init__(self, wire: Wire) -> None:
         super().__init__(wire)
         self.refused: list[str] = []
+        self.methods: dict[tuple[int, str], RemoteMethod] = {}  # (object id, name) -> it
+        self._tags["$method"] = self._method
+
+    def _method(self, body: Any) -> RemoteMethod:
+        if not (isinstance(body, list) and len(body) == 2 and type(body[0]) is int):
+            raise Broken("a malformed method")
+        ident, name = body
+        target = self.theirs.get(ident)
+        if type(target) is not Remote or type(name) is not str:
+            raise Broken("a method of what is not a candidate's object")
+        known = self.methods.get((ident, name))
+        if known is None:
+            known = self.methods[ident, name] = RemoteMethod(target, name)
+        return known
 
     def holds(self, value: Any) -> bool:
         """Whether `value` is a proxy of the candidate's objects."""
@@ -618,6 +664,14 @@ class Peer:
     __getitem__ = _binary("getitem")
 
 
+def _attribute(target: Any, name: str) -> Any:
+    """An attribute of `target`; a method bound to it as a Method."""
+    value = getattr(target, name)
+    if isinstance(value, types.MethodType) and value.__self__ is target:
+        return Method(target, name)
+    return value
+
+
 class CandidateSide(Endpoint):
     """The candidate's process's end: it serves every operation on its objects, and
     imports its modules on request. `describe` formats an exception's traceback."""
@@ -628,6 +682,9 @@ class CandidateSide(Endpoint):
 
     def proxy(self, ident: int) -> Peer:
         return Peer(self, ident)
+
+    def allowed(self, do: str, args: list[Any]) -> Callable[..., Any]:
+        return _attribute if do == "getattr" else super().allowed(do, args)
 
     def trace(self, error: BaseException) -> str:
         return self._describe(error)
