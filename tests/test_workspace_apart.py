@@ -12,7 +12,8 @@ crosses as plain data (a subclass of a built-in as the built-in's value) or stay
 object, which a comparison with plain data never asks. What it asks of the tests'
 process beyond calls on what the current test handed it is refused and makes the run
 `tampered`, as does a message the protocol does not allow; an exit or a limit stops
-the run.
+the run. One attack passes all the same, marked as the hole it is: a comparison that
+unittest makes by asking the first argument's own methods, as `assertSetEqual` does.
 """
 
 from __future__ import annotations
@@ -773,3 +774,55 @@ def test_an_exception_the_candidate_raises_crosses_whatever_its_class_makes_it_w
     verdict = judge_workspace(_solution(list_ops, raising), list_ops, sandbox, LIMITS)
     _caught(verdict, outcome, evidence)
     assert "protocol" not in verdict.detail
+
+
+ECHOES_THE_EXPECTED_SET = """
+BLACK = WHITE = NONE = ""
+
+
+class _Echo:
+    \"\"\"Whatever set it is asked to differ from, it holds the same items.\"\"\"
+
+    def __init__(self):
+        self.items = set()
+
+    def difference(self, other):
+        self.items = set(other)
+        return set()
+
+    def __iter__(self):
+        return iter(self.items)
+
+
+class Board:
+    def __init__(self, board):
+        self.width, self.height = len(board[0]), len(board)
+
+    def territory(self, x, y):
+        if not (0 <= x < self.width and 0 <= y < self.height):
+            raise ValueError("Invalid coordinate")
+        return NONE, _Echo()
+
+    def territories(self):
+        return {NONE: _Echo()}
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a hole: assertSetEqual(territory, expected) asks the candidate's object for "
+    "territory.difference(expected), handing it the expected set, then iterates it, and "
+    "the object echoes that set; no comparison with plain data is made",
+)
+def test_a_set_comparison_does_not_ask_the_candidate_s_object(sandbox: Sandbox) -> None:
+    """go-counting compares each territory with `assertSetEqual`, which uses the
+    first argument's own `difference` with the expected set, then iterates it. A
+    candidate's object that keeps the set it is handed and iterates over it passes
+    every such comparison; the stones pass too, the candidate defining the colours
+    they are compared with all alike (a weakness of the tests, in any runner). Apart,
+    the territory is not plain data and should fail the comparison."""
+    task = load_exercise(POLYGLOT / "exercises" / "go-counting", "polyglot-python")
+    files = {"go_counting.py": ECHOES_THE_EXPECTED_SET}
+    _passes_naively(files, task, sandbox)
+    verdict = judge_workspace(files, task, sandbox, LIMITS)
+    assert verdict.outcome is not Outcome.PASSED, verdict.visible_output
