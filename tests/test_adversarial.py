@@ -2,7 +2,8 @@
 leave the host untouched and leave no process behind.
 
 The gate is switched off here on purpose: it is a policy filter, not the boundary.
-Workspace attacks, at the end, go after the in-sandbox test runner instead.
+Workspace attacks, at the end, go after the workspace test runners instead: the tests
+beside the candidate's files, and apart from them.
 Canaries: a world-writable victim file outside the scratch folder, a secret in this
 process's environment, a loopback listener this test opened, and the host's process
 list.
@@ -408,68 +409,113 @@ def test_a_closed_sandbox_leaves_no_zombie() -> None:
     assert result.returncode == 0, result.stderr
 
 
+@dataclass(frozen=True)
+class StubAttack:
+    """Code put in front of react's stub, and what stops it when the tests run beside
+    the candidate's files and when they run apart from them."""
+
+    code: str
+    beside: Stopped
+    apart: Stopped
+
+
+# What react's stub fails with, whatever the candidate's process does to itself.
+STUB_FAILS = Stopped(Outcome.FAILED, r"AssertionError: None != 10[\s\S]*2 passed, 12 failed")
+CANDIDATE_EXITED = Stopped(Outcome.ERROR, r"crash: the candidate's process ended \(code 0\)")
+NOT_A_MESSAGE = Stopped(
+    Outcome.TAMPERED,
+    "the candidate's process broke the protocol: a message that is neither a request nor a reply",
+)
 STUB_ATTACKS = {
-    "exits_0_at_import": ("import os\nos._exit(0)\n", Outcome.ERROR, "did not finish"),
-    "sys_exit_at_import": ("import sys\nsys.exit(0)\n", Outcome.ERROR, "failed to import"),
-    "atexit_exits_0": (
-        "import atexit, os\natexit.register(lambda: os._exit(0))\n",
-        Outcome.FAILED, "failed",
+    "exits_0_at_import": StubAttack(
+        "import os\nos._exit(0)\n",
+        beside=Stopped(Outcome.ERROR, "did not finish"),
+        apart=CANDIDATE_EXITED,
     ),
-    "patches_unittest": (
+    "sys_exit_at_import": StubAttack(
+        "import sys\nsys.exit(0)\n",
+        beside=Stopped(Outcome.ERROR, "failed to import"),
+        apart=Stopped(Outcome.ERROR, r"candidate\.SystemExit: 0[\s\S]*failed to import"),
+    ),
+    "atexit_exits_0": StubAttack(
+        "import atexit, os\natexit.register(lambda: os._exit(0))\n",
+        beside=Stopped(Outcome.FAILED, "failed"),
+        apart=STUB_FAILS,
+    ),
+    "patches_unittest": StubAttack(
         "import unittest\nunittest.TestCase.assertEqual = lambda *a, **k: None\n"
         "unittest.TestCase.assertIs = lambda *a, **k: None\n",
-        Outcome.TAMPERED, "planted to fail reported passed",
+        beside=Stopped(Outcome.TAMPERED, "planted to fail reported passed"),
+        apart=STUB_FAILS,
     ),
-    "patches_builtins": (
+    "patches_builtins": StubAttack(
         "import builtins\nbuiltins.AssertionError = type('Never', (Exception,), {})\n",
-        Outcome.TAMPERED, "changed the test machinery",
+        beside=Stopped(Outcome.TAMPERED, "changed the test machinery"),
+        apart=STUB_FAILS,
     ),
-    "writes_conftest_and_pytest_ini": (
+    "writes_conftest_and_pytest_ini": StubAttack(
         "open('conftest.py', 'w').write('import pytest\\n')\n"
         "open('pytest.ini', 'w').write('[pytest]\\naddopts = -p no:python\\n')\n",
-        Outcome.FAILED, "failed",
+        beside=Stopped(Outcome.FAILED, "failed"),
+        apart=STUB_FAILS,
     ),
-    "replaces_the_test_file": (
+    "replaces_the_test_file": StubAttack(
         "open('react_test.py', 'w').write('def test_nothing():\\n    pass\\n')\n",
-        Outcome.FAILED, "failed",
+        beside=Stopped(Outcome.FAILED, "failed"),
+        apart=STUB_FAILS,
     ),
-    "prints_a_fake_summary": (
+    "prints_a_fake_summary": StubAttack(
         "print('=================== 14 passed in 0.01s ===================')\n",
-        Outcome.FAILED, "failed",
+        beside=Stopped(Outcome.FAILED, "failed"),
+        apart=STUB_FAILS,
     ),
-    "closes_the_reporter": ("import os\nos.close(11)\n", Outcome.ERROR, "did not finish"),
-    "kills_its_process": ("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
-                          Outcome.ERROR, "signal 9"),
-    "writes_unsigned_records": (
+    "closes_the_reporter": StubAttack(
+        "import os\nos.close(11)\n",
+        beside=Stopped(Outcome.ERROR, "did not finish"),
+        apart=CANDIDATE_EXITED,
+    ),
+    "kills_its_process": StubAttack(
+        "import os, signal\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        beside=Stopped(Outcome.ERROR, "signal 9"),
+        apart=Stopped(Outcome.ERROR, r"crash: the candidate's process ended \(signal 9\)"),
+    ),
+    "writes_unsigned_records": StubAttack(
         "import json, os\n"
         "for name in ('test_input_cells_have_a_value',):\n"
         "    os.write(11, (json.dumps({'test': 'react_test.py::ReactTest::' + name,\n"
         "                              'outcome': 'passed'}) + '\\n').encode())\n"
         "os.write(11, b'{\"end\": 14}\\n')\nos._exit(0)\n",
-        Outcome.ERROR, "not this run's",
+        beside=Stopped(Outcome.ERROR, "not this run's"),
+        apart=NOT_A_MESSAGE,
     ),
-    "floods_unsigned_records": (
-        "import os\nfor _ in range(3000):\n    os.write(11, b'{\"tampered\": \"x\"}\\n')\n"
+    "floods_unsigned_records": StubAttack(
+        'import os\nfor _ in range(3000):\n    os.write(11, b\'{"tampered": "x"}\\n\')\n'
         "os._exit(0)\n",
-        Outcome.ERROR, "3000 record(s) that are not this run's",
+        beside=Stopped(Outcome.ERROR, r"3000 record\(s\) that are not this run's"),
+        apart=NOT_A_MESSAGE,
     ),
-}  # fmt: skip
+}
 
 
+@pytest.mark.parametrize("beside", [True, False], ids=["beside", "apart"])
 @pytest.mark.parametrize("attack", sorted(STUB_ATTACKS))
-def test_a_workspace_attack_does_not_pass(attack: str, sandbox: Sandbox) -> None:
-    """Workspace tests run in the candidate's process (trust level in-sandbox). Each
-    attack goes in front of the react exercise's stub, which fails every test: had it
-    worked, the stub would pass. The evidence says what stopped it; a run caught
-    tampering gets no feedback."""
-    code, outcome, evidence = STUB_ATTACKS[attack]
+def test_a_workspace_attack_does_not_pass(attack: str, beside: bool, sandbox: Sandbox) -> None:
+    """Each attack goes in front of the react exercise's stub, which fails every test:
+    had it worked, the stub would pass. Beside the candidate's files (as a task of
+    trust level in-sandbox is judged), the tests run in its process. Apart (react's
+    own trust level, trusted-side), they run in a sandbox of their own: the
+    candidate's process has neither the test machinery nor the channel to the trusted
+    side, and its descriptor 11 leads to the tests' process, to which a record is no
+    message. The evidence says what stopped it; a run caught tampering gets no
+    feedback."""
+    expected = STUB_ATTACKS[attack].beside if beside else STUB_ATTACKS[attack].apart
     task = load_exercise(POLYGLOT / "exercises" / "react", "polyglot-python")
-    files = {"react.py": code + dict(task.files)["react.py"]}
-    verdict = judge_workspace(files, task, sandbox, WORKSPACE_LIMITS)
+    files = {"react.py": STUB_ATTACKS[attack].code + dict(task.files)["react.py"]}
+    verdict = judge_workspace(files, task, sandbox, WORKSPACE_LIMITS, beside=beside)
     shown = f"{verdict.detail}\n{verdict.visible_output}"
-    assert verdict.outcome is outcome, shown
-    assert evidence in shown, shown
-    if outcome is Outcome.TAMPERED:
+    assert verdict.outcome is expected.outcome, shown
+    assert re.search(expected.evidence, shown), shown
+    if expected.outcome is Outcome.TAMPERED:
         assert verdict.feedback is None
     else:
         assert verdict.feedback is not None and len(verdict.feedback) <= 4000

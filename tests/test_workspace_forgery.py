@@ -1,9 +1,12 @@
 """Solution files that leave list-ops unsolved and forge its tests from inside the
-process they share with them (trust level in-sandbox). Each attack is first shown to
-pass under a naive runner (no sentinel tests, no snapshot of the test machinery, and
-a channel that sends through the `json` and `os` of the moment), then judged as
-codetrial judges it: `tampered` where the forgery is caught, `failed` where it cannot
-take hold at all."""
+process they share with them. Each attack is first shown to pass under a naive runner
+(no sentinel tests, no snapshot of the test machinery, and a channel that sends
+through the `json` and `os` of the moment), then judged by codetrial's two runners.
+Beside the candidate's files (`beside=True`, as a task of trust level in-sandbox is
+judged), the tests share its process: `tampered` where the forgery is caught, `failed`
+where it cannot take hold at all. Apart from them (list-ops' own trust level,
+trusted-side), none takes hold: the candidate's process has neither the test
+machinery nor the channel, and the stub fails as it does alone."""
 
 from __future__ import annotations
 
@@ -25,7 +28,15 @@ from tests.conftest import POLYGLOT
 
 LIMITS = Limits(timeout_s=30, cpu_s=10, memory_mb=512, file_size_mb=4, scratch_mb=16)
 SOLUTION = "list_ops.py"
+LIST_OPS = POLYGLOT / "exercises" / "list-ops"
 FUNCTIONS = ("append", "concat", "filter", "length", "map", "foldl", "foldr", "reverse")
+# The exercise's tests are public: a forger can know each of them by name.
+KNOWN = sorted(
+    name.rsplit("::", 1)[1]
+    for name in expected_tests({"list_ops_test.py": (LIST_OPS / "list_ops_test.py").read_text()})
+)
+# What the stub, whose functions all return None, fails with apart.
+STUB_FAILS = r"AssertionError: None != \[\][\s\S]*0 passed, 24 failed"
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +48,7 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.fixture(scope="module")
 def list_ops() -> WorkspaceTask:
-    return load_exercise(POLYGLOT / "exercises" / "list-ops", "polyglot-python")
+    return load_exercise(LIST_OPS, "polyglot-python")
 
 
 def _stub(task: WorkspaceTask) -> str:
@@ -71,7 +82,7 @@ def test_a_result_that_records_failures_as_successes_is_tampered(
     """Sentinels planted to fail pass, and the snapshot sees TestResult changed."""
     attack = _stub(list_ops) + SUCCEEDS_ON_FAILURE
     _passes_naively(attack, list_ops, sandbox)
-    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS)
+    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS, beside=True)
     _tampered(verdict, r"sentinel \S+ planted to fail reported passed")
     assert "changed the test machinery: ['unittest.TestResult.addError'" in verdict.detail
 
@@ -112,15 +123,15 @@ def test_swallowing_failures_in_unittest_s_internals_is_tampered(
     there the sentinels alone catch it."""
     attack = _stub(list_ops) + attack
     _passes_naively(attack, list_ops, sandbox)
-    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS)
+    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS, beside=True)
     _tampered(verdict, r"sentinel \S+ planted to fail reported passed")
     assert ("changed the test machinery" in verdict.detail) is snapshot
 
 
-KEEPS_ONLY_THE_KNOWN_TESTS = """
+KEEPS_ONLY_THE_KNOWN_TESTS = f"""
 import unittest
 
-_KNOWN = {known!r}
+_KNOWN = {KNOWN!r}
 _names = unittest.TestLoader.getTestCaseNames
 unittest.TestLoader.getTestCaseNames = lambda self, case: [
     name for name in _names(self, case) if name in _KNOWN
@@ -134,14 +145,9 @@ def test_running_only_the_tests_known_by_name_is_tampered(
     """The exercise's tests are public: a forger that swallows failures and keeps the
     loader from finding any test it does not know by name leaves the sentinels
     unrun. They did not report: the run is tampered."""
-    known = sorted(name.rsplit("::", 1)[1] for name in expected_tests(list_ops.test_sources))
-    attack = (
-        _stub(list_ops)
-        + SWALLOWS_IN_THE_OUTCOME
-        + KEEPS_ONLY_THE_KNOWN_TESTS.format(known=set(known))
-    )
+    attack = _stub(list_ops) + SWALLOWS_IN_THE_OUTCOME + KEEPS_ONLY_THE_KNOWN_TESTS
     _passes_naively(attack, list_ops, sandbox)
-    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS)
+    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS, beside=True)
     _tampered(verdict, r"sentinel \S+ planted to (pass|fail) did not report")
     assert "changed the test machinery" not in verdict.detail
 
@@ -191,7 +197,7 @@ def test_rewriting_the_runner_s_records_changes_nothing(
     stub's tests fail as they do without it."""
     attack = _stub(list_ops) + attack
     _passes_naively(attack, list_ops, sandbox)
-    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS)
+    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS, beside=True)
     assert verdict.outcome is Outcome.FAILED, verdict.detail
     assert not any(t.outcome is TestOutcome.PASSED for t in verdict.tests)
     assert verdict.feedback is not None
@@ -234,9 +240,49 @@ def test_results_equal_to_everything_are_tampered(
     sentinels derived from the file's own tests, whose expected value is a random
     token no honest result equals; the machinery is untouched."""
     _passes_naively(attack, list_ops, sandbox)
-    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS)
+    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS, beside=True)
     _tampered(verdict, r"sentinel \S+ planted to fail reported passed")
     assert "changed the test machinery" not in verdict.detail
+
+
+# Each forgery above, and what the stub it goes after fails with apart: the list
+# subclass crosses as an empty list, which five tests expect.
+FORGERIES = {
+    "TestResult.addFailure": (SUCCEEDS_ON_FAILURE, STUB_FAILS),
+    "_Outcome.testPartExecutor": (SWALLOWS_IN_THE_OUTCOME, STUB_FAILS),
+    "TestCase.assertEqual": (SWALLOWS_IN_ASSERT_EQUAL, STUB_FAILS),
+    "TestLoader.getTestCaseNames": (
+        SWALLOWS_IN_THE_OUTCOME + KEEPS_ONLY_THE_KNOWN_TESTS,
+        STUB_FAILS,
+    ),
+    "json.dumps": (REWRITES_JSON, STUB_FAILS),
+    "os.write": (REWRITES_OS_WRITE, STUB_FAILS),
+    "object": (
+        EQUAL_TO_EVERYTHING,
+        r"AssertionError: <list_ops\._Same object at 0x[0-9a-f]+> != \[\][\s\S]*0 passed, 24",
+    ),
+    "list": (
+        A_LIST_EQUAL_TO_EVERYTHING,
+        r"AssertionError: Lists differ: \[\] != \[1, 2, 3, 4\][\s\S]*5 passed, 19 failed",
+    ),
+}
+
+
+@pytest.mark.parametrize("forgery", sorted(FORGERIES))
+def test_no_forgery_takes_hold_apart(
+    list_ops: WorkspaceTask, sandbox: Sandbox, forgery: str
+) -> None:
+    """Apart, the process each forgery runs in is the candidate's: the unittest, json
+    and os it patches carry no test and no record, and what its functions return
+    crosses as plain data or stays its object, which a comparison with plain data
+    never asks (the failure shows its repr, asked of the candidate)."""
+    code, evidence = FORGERIES[forgery]
+    attack = _stub(list_ops) + code
+    _passes_naively(attack, list_ops, sandbox)
+    verdict = judge_workspace({SOLUTION: attack}, list_ops, sandbox, LIMITS)
+    assert verdict.outcome is Outcome.FAILED, verdict.detail
+    assert re.search(evidence, verdict.visible_output), verdict.visible_output
+    assert verdict.feedback is not None
 
 
 def test_sentinels_are_neither_counted_nor_shown(list_ops: WorkspaceTask, sandbox: Sandbox) -> None:
@@ -245,10 +291,10 @@ def test_sentinels_are_neither_counted_nor_shown(list_ops: WorkspaceTask, sandbo
     fail failed beside them."""
     expected = expected_tests(list_ops.test_sources)
     reference = dict(list_ops.reference)
-    verdict = judge_workspace(reference, list_ops, sandbox, LIMITS)
+    verdict = judge_workspace(reference, list_ops, sandbox, LIMITS, beside=True)
     assert verdict.outcome is Outcome.PASSED, verdict.detail
     assert {t.name for t in verdict.tests} == expected and len(verdict.tests) == len(expected)
-    stub = judge_workspace({}, list_ops, sandbox, LIMITS)
+    stub = judge_workspace({}, list_ops, sandbox, LIMITS, beside=True)
     assert stub.outcome is Outcome.FAILED, stub.detail
     assert {t.name for t in stub.tests} == expected
     shown = f"{stub.feedback}\n{stub.visible_output}\n{stub.detail}"

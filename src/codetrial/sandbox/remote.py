@@ -375,7 +375,7 @@ class Endpoint:
         if not issubclass(kind, Exception):
             kind = self.stand_in(kind.__name__, "Exception")
         args = tuple(self.decode(body["args"]))
-        error: BaseException = BaseException.__new__(kind)
+        error: BaseException = kind.__new__(kind, *args)
         error.args = args
         text, trace = body.get("text"), body.get("trace")
         if isinstance(text, str) and text != str(BaseException.__str__(error)):
