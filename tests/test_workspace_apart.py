@@ -12,8 +12,9 @@ crosses as plain data (a subclass of a built-in as the built-in's value) or stay
 object, which a comparison with plain data never asks. What it asks of the tests'
 process beyond calls on what the current test handed it is refused and makes the run
 `tampered`, as does a message the protocol does not allow; an exit or a limit stops
-the run. One attack passes all the same, marked as the hole it is: a comparison that
-unittest makes by asking the first argument's own methods, as `assertSetEqual` does.
+the run. An assertion helper of unittest that would hand the candidate's object the
+tests' expected data (`assertSetEqual` asks `first.difference(expected)`) is refused
+that request, so the comparison fails.
 """
 
 from __future__ import annotations
@@ -655,7 +656,7 @@ PROTOCOL_WRITES = {
     "a reply at import": (
         "import os\nos.write(11, b'{\"ok\": true}\\n')\n",
         Outcome.ERROR,
-        r"ImportError: cannot import name 'append' from 'list_ops' \(unknown location\)",
+        r"ImportError: cannot import name 'append' from 'list_ops' \(list_ops.py\)",
     ),
     "a reply in a call": (
         "\nimport os\n\n\ndef append(list1, list2):\n"
@@ -808,21 +809,17 @@ class Board:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hole: assertSetEqual(territory, expected) asks the candidate's object for "
-    "territory.difference(expected), handing it the expected set, then iterates it, and "
-    "the object echoes that set; no comparison with plain data is made",
-)
 def test_a_set_comparison_does_not_ask_the_candidate_s_object(sandbox: Sandbox) -> None:
     """go-counting compares each territory with `assertSetEqual`, which uses the
     first argument's own `difference` with the expected set, then iterates it. A
     candidate's object that keeps the set it is handed and iterates over it passes
     every such comparison; the stones pass too, the candidate defining the colours
     they are compared with all alike (a weakness of the tests, in any runner). Apart,
-    the territory is not plain data and should fail the comparison."""
+    unittest's assertions never hand a candidate's object the tests' data: the
+    territory's `difference` is refused there, and the comparison fails."""
     task = load_exercise(POLYGLOT / "exercises" / "go-counting", "polyglot-python")
     files = {"go_counting.py": ECHOES_THE_EXPECTED_SET}
     _passes_naively(files, task, sandbox)
     verdict = judge_workspace(files, task, sandbox, LIMITS)
-    assert verdict.outcome is not Outcome.PASSED, verdict.visible_output
+    assert verdict.outcome is Outcome.FAILED, verdict.visible_output
+    assert "unittest's assertion would hand it the tests' data" in verdict.visible_output

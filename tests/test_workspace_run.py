@@ -397,14 +397,14 @@ def test_references_tasks_and_a_folder_of_exercises(tmp_path: Path) -> None:
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert checked.stdout.count("passed") == 34
-    assert "tampered" not in checked.stdout  # sentinels raise no alarm on honest code
+    assert "tampered" not in checked.stdout  # no alarm on honest code, apart or beside
     suite = tmp_path / "mine"
     for name in ("react", "bowling"):
         shutil.copytree(POLYGLOT / "exercises" / name, suite / name)
     shutil.copy(suite / "bowling" / ".meta" / "example.py", suite / "bowling" / "bowling.py")
     listed = run_cli("tasks", "--suite", suite)
     assert listed.returncode == 0 and "edit react.py" in listed.stdout
-    assert "in-sandbox" in listed.stdout
+    assert "trusted-side" in listed.stdout and "in-sandbox" not in listed.stdout
     toothless = run_cli("check", "--references", "--suite", suite)
     assert toothless.returncode == 1, toothless.stdout
     assert re.search(r"bowling\s.*passed\s.*passed", toothless.stdout), toothless.stdout

@@ -48,6 +48,7 @@ import itertools
 import json
 import operator
 import os
+import sys
 import types
 from collections.abc import Callable
 from typing import Any
@@ -170,6 +171,33 @@ def _nearest_builtin_exception(kind: type) -> str:
         if _BUILTIN_NAMES.get(id(base)) and issubclass(base, BaseException):
             return base.__name__
     return "Exception"
+
+
+def _made(kind: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    """An exception of `kind` with `args`, made as raising it would make it (an
+    OSError's errno and file name, say), or with them set when its constructor
+    refuses them."""
+    try:
+        return kind(*args)
+    except Exception:
+        error = kind.__new__(kind, *args)
+        error.args = args
+        return error
+
+
+def _arguments(error: BaseException) -> tuple[Any, ...]:
+    """What makes `error` again: its arguments, and an OSError's file names, which
+    its arguments leave out."""
+    if isinstance(error, OSError) and error.filename is not None and len(error.args) == 2:
+        return (*error.args, error.filename, None, error.filename2)[: 5 if error.filename2 else 3]
+    return tuple(error.args)
+
+
+def _text(error: BaseException) -> str:
+    try:
+        return str(error)
+    except Exception:
+        return ""
 
 
 class Method:
@@ -305,7 +333,7 @@ class Endpoint:
         except Exception:
             text = "<unprintable>"
         try:
-            args = self.encode(list(error.args))
+            args = self.encode(list(_arguments(error)))
         except Exception:
             args = []
         return {
@@ -375,10 +403,9 @@ class Endpoint:
         if not issubclass(kind, Exception):
             kind = self.stand_in(kind.__name__, "Exception")
         args = tuple(self.decode(body["args"]))
-        error: BaseException = kind.__new__(kind, *args)
-        error.args = args
+        error = _made(kind, args)
         text, trace = body.get("text"), body.get("trace")
-        if isinstance(text, str) and text != str(BaseException.__str__(error)):
+        if isinstance(text, str) and text != _text(error):
             error.add_note(text)
         if isinstance(trace, str) and trace:
             error.add_note(f"raised in the candidate's code, at:\n{trace}".rstrip())
@@ -396,6 +423,33 @@ def _unary(do: str) -> Callable[[Any], Any]:
 
 def _binary(do: str) -> Callable[[Any, Any], Any]:
     def forward(self: Any, other: Any) -> Any:
+        return object.__getattribute__(self, "_ct_end").request(do, (self, other))
+
+    return forward
+
+
+def _from_an_assertion() -> bool:
+    """Whether the operation on a candidate's object that called this was done by
+    unittest's own code: an assertion helper that hands the object the tests'
+    expected data (assertSetEqual asks `first.difference(expected)`, assertIn
+    `expected in first`, assertAlmostEqual `first - expected`)."""
+    return str(sys._getframe(2).f_globals.get("__name__", "")).startswith("unittest.")
+
+
+def _refused_to_an_assertion(what: str) -> TypeError:
+    return TypeError(
+        f"a candidate's object is compared only with another of its objects, or as plain "
+        f"data: unittest's assertion would hand it the tests' data ({what})"
+    )
+
+
+def _handed(do: str) -> Callable[[Any, Any], Any]:
+    """An operator that hands the candidate's object another operand: refused when
+    an assertion helper does it."""
+
+    def forward(self: Any, other: Any) -> Any:
+        if _from_an_assertion():
+            raise _refused_to_an_assertion(do)
         return object.__getattribute__(self, "_ct_end").request(do, (self, other))
 
     return forward
@@ -435,6 +489,8 @@ class Remote:
         object.__getattribute__(self, "_ct_end").request("delattr", (self, name))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _from_an_assertion():
+            raise _refused_to_an_assertion("a call")
         return object.__getattribute__(self, "_ct_end").request("call", (self, *args), kwargs)
 
     def __enter__(self) -> Any:
@@ -465,7 +521,7 @@ class Remote:
     __pos__ = _unary("pos")
     __abs__ = _unary("abs")
     __invert__ = _unary("invert")
-    __contains__ = _binary("contains")
+    __contains__ = _handed("contains")
     __getitem__ = _binary("getitem")
     __delitem__ = _binary("delitem")
     __eq__ = _compared("eq")
@@ -474,19 +530,19 @@ class Remote:
     __le__ = _compared("le")
     __gt__ = _compared("gt")
     __ge__ = _compared("ge")
-    __add__, __radd__ = _binary("add"), _binary("radd")
-    __sub__, __rsub__ = _binary("sub"), _binary("rsub")
-    __mul__, __rmul__ = _binary("mul"), _binary("rmul")
-    __truediv__, __rtruediv__ = _binary("truediv"), _binary("rtruediv")
-    __floordiv__, __rfloordiv__ = _binary("floordiv"), _binary("rfloordiv")
-    __mod__, __rmod__ = _binary("mod"), _binary("rmod")
-    __pow__, __rpow__ = _binary("pow"), _binary("rpow")
-    __matmul__, __rmatmul__ = _binary("matmul"), _binary("rmatmul")
-    __lshift__, __rlshift__ = _binary("lshift"), _binary("rlshift")
-    __rshift__, __rrshift__ = _binary("rshift"), _binary("rrshift")
-    __and__, __rand__ = _binary("and_"), _binary("rand_")
-    __or__, __ror__ = _binary("or_"), _binary("ror_")
-    __xor__, __rxor__ = _binary("xor"), _binary("rxor")
+    __add__, __radd__ = _handed("add"), _handed("radd")
+    __sub__, __rsub__ = _handed("sub"), _handed("rsub")
+    __mul__, __rmul__ = _handed("mul"), _handed("rmul")
+    __truediv__, __rtruediv__ = _handed("truediv"), _handed("rtruediv")
+    __floordiv__, __rfloordiv__ = _handed("floordiv"), _handed("rfloordiv")
+    __mod__, __rmod__ = _handed("mod"), _handed("rmod")
+    __pow__, __rpow__ = _handed("pow"), _handed("rpow")
+    __matmul__, __rmatmul__ = _handed("matmul"), _handed("rmatmul")
+    __lshift__, __rlshift__ = _handed("lshift"), _handed("rlshift")
+    __rshift__, __rrshift__ = _handed("rshift"), _handed("rrshift")
+    __and__, __rand__ = _handed("and_"), _handed("rand_")
+    __or__, __ror__ = _handed("or_"), _handed("ror_")
+    __xor__, __rxor__ = _handed("xor"), _handed("rxor")
 
 
 class RemoteMethod:
@@ -499,6 +555,8 @@ class RemoteMethod:
         self._target, self._name = target, name
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if _from_an_assertion():
+            raise _refused_to_an_assertion(f"its method {self._name}")
         end = object.__getattribute__(self._target, "_ct_end")
         return end.request("method", (self._target, self._name, *args), kwargs)
 

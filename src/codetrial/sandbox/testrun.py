@@ -24,6 +24,8 @@ ever read. Records, one JSON line each:
 
     {"nonce", "test": "file::Class::method", "outcome", "exception", "trace", "seconds"}
     {"nonce", "tampered": [names]}
+    {"nonce", "interfered": [what the candidate's process did]}  (tests run apart)
+    {"nonce", "gone" | "oversize": why}  (tests run apart: the exchange ended early)
     {"nonce", "end": number of tests run}
 """
 
@@ -179,12 +181,18 @@ def _result_class(unittest: Any, hidden: str | None) -> Any:
             self.problems: list[tuple[str, str, str]] = []  # outcome, trace, exception
 
         def addError(self, test: Any, err: Any) -> None:
+            before = len(self.errors)
             super().addError(test, _without(err, hidden))
-            self.problems.append(("error", self.errors[-1][1], err[0].__name__))
+            self._kept("error", self.errors[before:], err)
 
         def addFailure(self, test: Any, err: Any) -> None:
+            before = len(self.failures)
             super().addFailure(test, _without(err, hidden))
-            self.problems.append(("failed", self.failures[-1][1], err[0].__name__))
+            self._kept("failed", self.failures[before:], err)
+
+        def _kept(self, outcome: str, added: list[Any], err: Any) -> None:
+            """Keep the problems unittest added, with their exception's name."""
+            self.problems.extend((outcome, trace, err[0].__name__) for _, trace in added)
 
     return Result
 
@@ -271,7 +279,7 @@ def run(
     if changed:
         send({"tampered": changed[:20]})
     if end is not None and end.refused:
-        send({"tampered": [f"the candidate's process {why}" for why in end.refused[:20]]})
+        send({"interfered": [f"the candidate's process {why}" for why in end.refused[:20]]})
     send({"end": ran})
     os._exit(0)
 
@@ -283,7 +291,7 @@ def _stopped(end: Any) -> dict[str, Any]:
 
     stop = end.stopped
     if isinstance(stop, remote.Broken):
-        return {"tampered": [f"the candidate's process broke the protocol: {stop}"]}
+        return {"interfered": [f"the candidate's process broke the protocol: {stop}"]}
     return {"gone" if isinstance(stop, remote.Gone) else "oversize": str(stop)}
 
 

@@ -182,6 +182,8 @@ def _collect(
         elif "tampered" in record:
             changed = f"the code under test changed the test machinery: {record['tampered']}"
             tampering.append(changed)
+        elif "interfered" in record and isinstance(record["interfered"], list):
+            tampering.extend(str(what) for what in record["interfered"])
     if len(set(every)) != len(every) or set(every) != expected | sentinels:
         missing = len(expected - set(every))
         problems.append(f"{len(results)} results for {len(expected)} tests ({missing} missing)")

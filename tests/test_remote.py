@@ -1,0 +1,213 @@
+"""The protocol between a workspace's test process and the candidate's process, with
+two real processes on a pair of pipes (the sandbox around them is tested with the
+exercises): what crosses by value, what as a reference, what the test side serves and
+what it refuses."""
+
+from __future__ import annotations
+
+import os
+import sys
+import unittest
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SANDBOX = Path(__file__).resolve().parents[1] / "src" / "codetrial" / "sandbox"
+sys.path.insert(0, str(SANDBOX))
+import remote  # noqa: E402  (the runtime module, as the sandbox loads it)
+
+CANDIDATE = """
+class Sneaky(list):
+    def __eq__(self, other):
+        return True
+    def __iter__(self):
+        return iter([1, 2, 3])
+    def __len__(self):
+        return 3
+
+class Everything:
+    def __eq__(self, other):
+        return True
+    __hash__ = object.__hash__
+    def __contains__(self, item):
+        return True
+    def __sub__(self, other):
+        return 0
+    def difference(self, other):
+        return set()
+
+class Point:
+    def __init__(self, x, y):
+        self.x, self.y = x, y
+    def __eq__(self, other):
+        return isinstance(other, Point) and (self.x, self.y) == (other.x, other.y)
+    def moved(self, dx, *, name=None, value=None):
+        return Point(self.x + dx, self.y), name, value
+
+class Underflow(IndexError):
+    pass
+
+def sneaky():
+    return Sneaky([9])
+
+def everything():
+    return Everything()
+
+def pop(items):
+    if not items:
+        raise Underflow("empty", 7)
+    return items.pop()
+
+def apply(callback, value):
+    return callback(value)
+
+kept = []
+
+def keep(callback):
+    kept.append(callback)
+
+def call_kept(value):
+    return kept[-1](value)
+
+def walk(callback):
+    return callback.__globals__()
+
+def exits():
+    raise SystemExit(3)
+
+def numbers():
+    yield 1
+    yield 2
+"""
+
+
+@pytest.fixture
+def end() -> Iterator[remote.TestSide]:
+    """The test side of a candidate process that serves CANDIDATE as module `mod`."""
+    tests_in, candidate_out = os.pipe()
+    candidate_in, tests_out = os.pipe()
+    child = os.fork()
+    if child == 0:  # the candidate's process
+        os.close(tests_in)
+        os.close(tests_out)
+        try:
+            module = type(sys)("mod")
+            exec(CANDIDATE, module.__dict__)
+            sys.modules["mod"] = module
+            remote.CandidateSide(
+                remote.Wire(candidate_in, candidate_out), lambda e: ""
+            ).serve_forever()
+        finally:
+            os._exit(0)
+    os.close(candidate_in)
+    os.close(candidate_out)
+    side = remote.TestSide(remote.Wire(tests_in, tests_out))
+    yield side
+    os.close(tests_in)
+    os.close(tests_out)
+    os.waitpid(child, 0)
+
+
+def test_plain_data_crosses_by_value_and_a_builtin_subclass_as_the_builtin(
+    end: remote.TestSide,
+) -> None:
+    mod = end.request("import", ("mod",))
+    value = mod.sneaky()
+    assert type(value) is list and value == [9]
+    assert value != [1, 2, 3]
+
+
+def test_an_object_equal_to_everything_equals_no_plain_data(end: remote.TestSide) -> None:
+    mod = end.request("import", ("mod",))
+    forged = mod.everything()
+    assert forged != [1, 2]
+    assert not forged == 5  # noqa: SIM201
+    assert [forged] != [[1, 2]]
+    with pytest.raises(TypeError):
+        forged < 3  # noqa: B015
+
+
+def test_unittest_s_assertions_never_hand_a_candidate_s_object_the_tests_data(
+    end: remote.TestSide,
+) -> None:
+    """assertIn asks `expected in first`, assertAlmostEqual `first - expected`,
+    assertSetEqual `first.difference(expected)`: each would let the object answer
+    with the expected data in hand. From a test's own code the same operations are
+    the candidate's to answer."""
+    mod = end.request("import", ("mod",))
+    forged = mod.everything()
+    case = unittest.TestCase()
+    for assertion in (
+        lambda: case.assertIn(3, forged),
+        lambda: case.assertAlmostEqual(forged, 1.5),
+        lambda: case.assertSetEqual(forged, {1}),
+    ):
+        with pytest.raises((TypeError, AssertionError), match="hand it the tests' data"):
+            assertion()
+    assert 3 in forged
+    assert forged - 1 == 0
+
+
+def test_the_candidate_s_objects_compare_by_its_own_rules_and_keep_identity(
+    end: remote.TestSide,
+) -> None:
+    mod = end.request("import", ("mod",))
+    point = mod.Point(1, 2)
+    assert point == mod.Point(1, 2)
+    assert point != mod.Point(2, 2)
+    moved, name, value = point.moved(1, name="n", value="v")
+    assert (moved.x, name, value) == (2, "n", "v")
+    assert mod.Point is mod.Point
+
+
+def test_a_candidate_s_exception_is_a_stand_in_caught_by_name_and_by_its_builtin(
+    end: remote.TestSide,
+) -> None:
+    mod = end.request("import", ("mod",))
+    underflow = mod.Underflow
+    with pytest.raises(IndexError) as caught:
+        mod.pop([])
+    assert type(caught.value) is underflow and underflow.__name__ == "Underflow"
+    assert caught.value.args == ("empty", 7)
+    assert mod.pop([4]) == 4
+    with pytest.raises(Exception) as stopped:  # not a SystemExit in the test process
+        mod.exits()
+    assert type(stopped.value).__name__ == "SystemExit"
+    assert not isinstance(stopped.value, SystemExit)
+
+
+def test_callbacks_run_in_the_test_process_for_the_current_test_only(
+    end: remote.TestSide,
+) -> None:
+    mod = end.request("import", ("mod",))
+    seen: list[int] = []
+    assert mod.apply(lambda v: seen.append(v) or v * 2, 21) == 42
+    assert seen == [21]
+    mod.keep(lambda v: v + 1)
+    assert mod.call_kept(1) == 2
+    end.scope()  # the next test
+    with pytest.raises(ReferenceError):
+        mod.call_kept(1)
+    assert list(mod.numbers()) == [1, 2]
+
+
+def test_reaching_into_the_test_process_through_a_callback_is_refused_and_kept(
+    end: remote.TestSide,
+) -> None:
+    mod = end.request("import", ("mod",))
+    with pytest.raises(PermissionError):
+        mod.walk(lambda: None)
+    assert end.refused and "__globals__" in end.refused[0]
+
+
+def test_a_malformed_reply_breaks_the_exchange() -> None:
+    tests_in, forger_out = os.pipe()
+    forger_in, tests_out = os.pipe()
+    os.write(forger_out, b'{"ok": {"$builtin": "eval"}}\n')
+    side = remote.TestSide(remote.Wire(tests_in, tests_out))
+    with pytest.raises(remote.Broken):
+        side.request("import", ("mod",))
+    assert isinstance(side.stopped, remote.Broken)
+    for fd in (tests_in, forger_out, forger_in, tests_out):
+        os.close(fd)
