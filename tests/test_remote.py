@@ -201,10 +201,20 @@ def test_reaching_into_the_test_process_through_a_callback_is_refused_and_kept(
     assert end.refused and "__globals__" in end.refused[0]
 
 
-def test_a_malformed_reply_breaks_the_exchange() -> None:
+@pytest.mark.parametrize(
+    "reply",
+    [
+        b'{"ok": {"$builtin": "eval"}}\n',  # a built-in the tests' process does not admit
+        b'{"ok": {"$own": 99}}\n',  # one of its objects it never handed out
+        b'{"ok": {"$obj": ["x", "T", null]}}\n',
+        b"not json\n",
+        b'{"neither": 1}\n',
+    ],
+)
+def test_a_malformed_reply_breaks_the_exchange(reply: bytes) -> None:
     tests_in, forger_out = os.pipe()
     forger_in, tests_out = os.pipe()
-    os.write(forger_out, b'{"ok": {"$builtin": "eval"}}\n')
+    os.write(forger_out, reply)
     side = remote.TestSide(remote.Wire(tests_in, tests_out))
     with pytest.raises(remote.Broken):
         side.request("import", ("mod",))

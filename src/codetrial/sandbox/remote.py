@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import builtins
 import importlib
-import itertools
 import json
 import operator
 import os
@@ -221,7 +220,7 @@ class Endpoint:
         self._mine_ids: dict[int, int] = {}  # id() of an object handed out -> its id
         self.theirs: dict[int, Any] = {}
         self._their_ids: dict[int, int] = {}  # id() of a proxy or stand-in -> its id
-        self._counter = itertools.count(1)
+        self._issued = 0  # the last id handed out
         self.stopped: Stopped | None = None
         self._tags = {
             "$obj": self._proxy,
@@ -316,7 +315,8 @@ class Endpoint:
         """The id `value` is handed out under, given now when it has none."""
         ident = self._mine_ids.get(id(value))
         if ident is None or self.mine.get(ident) is not value:
-            ident = next(self._counter)
+            self._issued += 1
+            ident = self._issued
             self.mine[ident] = value
             self._mine_ids[id(value)] = ident
         return ident
@@ -357,11 +357,15 @@ class Endpoint:
             raise Broken(f"a malformed value ({type(exc).__name__}: {exc})") from None
 
     def _own(self, ident: Any) -> Any:
-        if type(ident) is not int:
-            raise Broken("a malformed reference")
+        if not self.issued(ident):
+            raise Broken("a reference to what was never handed out")
         if ident not in self.mine:
             raise ReferenceError("an object that is no longer handed out")
         return self.mine[ident]
+
+    def issued(self, ident: Any) -> bool:
+        """Whether `ident` names an object this side handed out, now or before."""
+        return type(ident) is int and 0 < ident <= self._issued
 
     def builtin(self, name: Any) -> Any:
         """The built-in class named `name`, as this side admits it."""
@@ -644,7 +648,7 @@ class TestSide(Endpoint):
         ident = target.get("$own") if isinstance(target, dict) and len(target) == 1 else None
         if do not in self.SERVED:
             why = f"asked the tests' process to do {do!r}"
-        elif type(ident) is not int:
+        elif not self.issued(ident):
             why = f"asked the tests' process to do {do!r} to what it never handed out"
         elif ident not in self.mine:
             raise ReferenceError("a callback handed out by an earlier test is called")
