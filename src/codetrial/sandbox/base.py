@@ -29,9 +29,9 @@ from codetrial.sandbox.launch import (
 from codetrial.sandbox.policy import NO_MOUNTS, Mounts, SandboxPolicy
 from codetrial.sandbox.server import ProgramRun, Session, SplitRun, TestRun, Worker
 
-# The processors this process may run on, in turn: each sandbox keeps a run's two
-# children to one of them, and sandboxes opened together get different ones.
-_PROCESSORS = itertools.cycle(sorted(os.sched_getaffinity(0)))
+# Sandboxes opened so far: each keeps a run's two children to one of the processors
+# this process may run on, in turn, so that sandboxes opened together get different ones.
+_OPENED = itertools.count()
 
 
 class Sandbox:
@@ -63,7 +63,8 @@ class Sandbox:
         # A second worker, started when a workspace's tests first run apart from the
         # candidate's files: each in a sandbox of its own, which neither can reach.
         self._peer = Worker(launch, limits, use_cgroup=True)
-        self._cpu = next(_PROCESSORS)
+        processors = sorted(os.sched_getaffinity(0))
+        self._cpu = processors[next(_OPENED) % len(processors)]
 
     def start(self) -> None:
         """Start the worker now, so a machine that cannot sandbox is found out early."""

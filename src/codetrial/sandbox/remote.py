@@ -471,15 +471,39 @@ def _compared(do: str) -> Callable[[Any, Any], Any]:
     return forward
 
 
-class Remote:
-    """An object of the candidate's, in the test process: everything done to it is
-    a request to the candidate's process."""
+class _Proxy:
+    """An object of the other process's: what is done to it is a request there."""
 
     __slots__ = ("_ct_end", "_ct_id")
 
-    def __init__(self, end: TestSide, ident: int) -> None:
+    def __init__(self, end: Endpoint, ident: int) -> None:
         object.__setattr__(self, "_ct_end", end)
         object.__setattr__(self, "_ct_id", ident)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return object.__getattribute__(self, "_ct_end").request("call", (self, *args), kwargs)
+
+    def __enter__(self) -> Any:
+        return object.__getattribute__(self, "_ct_end").request("method", (self, "__enter__"))
+
+    def __exit__(self, *exc: Any) -> Any:
+        end = object.__getattribute__(self, "_ct_end")
+        return end.request("method", (self, "__exit__", *exc))
+
+    __len__ = _unary("len")
+    __bool__ = _unary("bool")
+    __str__ = _unary("str")
+    __repr__ = _unary("repr")
+    __iter__ = _unary("iter")
+    __next__ = _unary("next")
+    __getitem__ = _binary("getitem")
+
+
+class Remote(_Proxy):
+    """An object of the candidate's, in the test process: everything done to it is
+    a request to the candidate's process."""
+
+    __slots__ = ()
 
     def __getattr__(self, name: str) -> Any:
         end = object.__getattribute__(self, "_ct_end")
@@ -495,14 +519,7 @@ class Remote:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _from_an_assertion():
             raise _refused_to_an_assertion("a call")
-        return object.__getattribute__(self, "_ct_end").request("call", (self, *args), kwargs)
-
-    def __enter__(self) -> Any:
-        return object.__getattribute__(self, "_ct_end").request("method", (self, "__enter__"))
-
-    def __exit__(self, *exc: Any) -> Any:
-        end = object.__getattribute__(self, "_ct_end")
-        return end.request("method", (self, "__exit__", *exc))
+        return super().__call__(*args, **kwargs)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         object.__getattribute__(self, "_ct_end").request("setitem", (self, key, value))
@@ -511,13 +528,7 @@ class Remote:
         end = object.__getattribute__(self, "_ct_end")
         return str(end.request("format", (self, spec)))
 
-    __len__ = _unary("len")
     __hash__ = _unary("hash")
-    __bool__ = _unary("bool")
-    __str__ = _unary("str")
-    __repr__ = _unary("repr")
-    __iter__ = _unary("iter")
-    __next__ = _unary("next")
     __index__ = _unary("index")
     __int__ = _unary("int")
     __float__ = _unary("float")
@@ -526,7 +537,6 @@ class Remote:
     __abs__ = _unary("abs")
     __invert__ = _unary("invert")
     __contains__ = _handed("contains")
-    __getitem__ = _binary("getitem")
     __delitem__ = _binary("delitem")
     __eq__ = _compared("eq")
     __ne__ = _compared("ne")
@@ -692,38 +702,17 @@ class Modules:
         module.__dict__["__remote__"] = self.end.request("import", (module.__name__,))
 
 
-class Peer:
+class Peer(_Proxy):
     """An object the tests handed out, in the candidate's process: calls on it, and
     on its methods by name, are requests to the tests' process."""
 
-    __slots__ = ("_ct_end", "_ct_id")
-
-    def __init__(self, end: CandidateSide, ident: int) -> None:
-        object.__setattr__(self, "_ct_end", end)
-        object.__setattr__(self, "_ct_id", ident)
+    __slots__ = ()
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
         end = object.__getattribute__(self, "_ct_end")
         return lambda *args, **kwargs: end.request("method", (self, name, *args), kwargs)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return object.__getattribute__(self, "_ct_end").request("call", (self, *args), kwargs)
-
-    def __enter__(self) -> Any:
-        return object.__getattribute__(self, "_ct_end").request("method", (self, "__enter__"))
-
-    def __exit__(self, *exc: Any) -> Any:
-        end = object.__getattribute__(self, "_ct_end")
-        return end.request("method", (self, "__exit__", *exc))
-
-    __len__ = _unary("len")
-    __bool__ = _unary("bool")
-    __str__ = _unary("str")
-    __repr__ = _unary("repr")
-    __iter__ = _unary("iter")
-    __next__ = _unary("next")
     __contains__ = _binary("contains")
-    __getitem__ = _binary("getitem")
 
 
 def _attribute(target: Any, name: str) -> Any:
