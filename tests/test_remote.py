@@ -10,6 +10,7 @@ import sys
 import unittest
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
@@ -72,6 +73,11 @@ def call_kept(value):
 
 def walk(callback):
     return callback.__globals__()
+
+def use_mock(sock):
+    data = sock.recv(3)
+    sock.reset_mock()
+    return data
 
 def exits():
     raise SystemExit(3)
@@ -199,6 +205,20 @@ def test_reaching_into_the_test_process_through_a_callback_is_refused_and_kept(
     with pytest.raises(PermissionError):
         mod.walk(lambda: None)
     assert end.refused and "__globals__" in end.refused[0]
+
+
+def test_a_mock_handed_in_is_called_for_what_it_stands_in_for_never_for_its_machinery(
+    end: remote.TestSide,
+) -> None:
+    """A mock the tests pass in (paasio's sockets) answers the calls it stands in for;
+    its own methods (`reset_mock`, `configure_mock`, `assert_*`) are the tests'."""
+    mod = end.request("import", ("mod",))
+    sock = mock.MagicMock()
+    sock.recv.return_value = b"abc"
+    with pytest.raises(PermissionError):
+        mod.use_mock(sock)
+    sock.recv.assert_called_once_with(3)
+    assert end.refused == ["called the tests' mock's own method 'reset_mock'"]
 
 
 @pytest.mark.parametrize(

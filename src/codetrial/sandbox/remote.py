@@ -179,9 +179,13 @@ def _made(kind: type[BaseException], args: tuple[Any, ...]) -> BaseException:
     try:
         return kind(*args)
     except Exception:
+        pass
+    try:
         error = kind.__new__(kind, *args)
-        error.args = args
-        return error
+    except Exception:
+        error = Exception.__new__(Exception)
+    error.args = args
+    return error
 
 
 def _arguments(error: BaseException) -> tuple[Any, ...]:
@@ -664,6 +668,8 @@ class TestSide(Endpoint):
             raise ReferenceError("a callback handed out by an earlier test is called")
         elif do == "method" and not self._public(args[1:2]):
             why = f"called a method of a test's object that is not public: {args[1:2]}"
+        elif do == "method" and _mock_machinery(self.mine[ident], args[1]):
+            why = f"called the tests' mock's own method {args[1]!r}"
         else:
             return OPERATIONS[do]
         self.refused.append(why[:200])
@@ -678,6 +684,18 @@ class TestSide(Endpoint):
         """The current test is over: what it handed out is no longer served."""
         self.mine.clear()
         self._mine_ids.clear()
+
+
+def _mock_machinery(value: Any, name: str) -> bool:
+    """Whether `name` is one of a mock's own methods (`assert_called_with`,
+    `configure_mock`, `reset_mock`...): the tests' machinery, not the interface the
+    mock stands in for."""
+    mock = sys.modules.get("unittest.mock")
+    return (
+        mock is not None
+        and isinstance(value, mock.NonCallableMock)
+        and (hasattr(mock.NonCallableMock, name) or hasattr(mock.CallableMixin, name))
+    )
 
 
 class Modules:
