@@ -255,7 +255,7 @@ def test_a_workspace_run_shows_aider_s_columns_and_per_file_diffs(
     errors = _open(page, run_dir / "report.html")
     edits = page.locator("#edits table").inner_text()
     assert "0.0% [0.0, 0.0]" in edits and "50.0%" in edits and "whole" in edits
-    assert page.locator("#matrix table").inner_text().count("in-sandbox") == 2
+    assert page.locator("#matrix table").inner_text().count("trusted-side") == 2
     summary = page.locator("#summary table tbody tr").first.locator("td")
     assert [summary.nth(i).inner_text() for i in (6, 7)] == ["0", "1"]  # tampered, suspect
     suspect = page.locator("#suspects table tbody tr")
