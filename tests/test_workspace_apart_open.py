@@ -1,0 +1,331 @@
+"""What the runner that keeps a workspace's tests apart from the candidate's files
+(trust level trusted-side, see `codetrial.sandbox.remote`) still gets wrong: a
+wrong solution it passes, and an honest one it fails or calls `tampered`. Each is a
+strict expected failure until it is fixed: the test says what the verdict should be.
+
+Where the exercises' own tests do not show a case, the task's test file is replaced
+with a short one in the style of Exercism's, run against the exercise's stub or its
+reference solution.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+
+from codetrial.config import Limits
+from codetrial.records import Outcome, Visibility
+from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
+from codetrial.tasks.model import TestFile
+from codetrial.tasks.workspace import WorkspaceTask, load_exercise
+from codetrial.verdict.workspace import judge_workspace
+from tests.conftest import POLYGLOT
+
+LIMITS = Limits(timeout_s=30, cpu_s=10, memory_mb=512, file_size_mb=4, scratch_mb=16)
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    box = open_sandbox(SandboxPolicy(LIMITS))
+    yield box
+    box.close()
+
+
+def _exercise(name: str) -> WorkspaceTask:
+    return load_exercise(POLYGLOT / "exercises" / name, "polyglot-python")
+
+
+def _with_tests(task: WorkspaceTask, source: str) -> WorkspaceTask:
+    """`task` with its one test file's text replaced by `source`."""
+    (test,) = task.tests
+    return dataclasses.replace(task, tests=(TestFile(test.name, source, Visibility.VISIBLE),))
+
+
+def _reference(task: WorkspaceTask, old: str = "", new: str = "", head: str = "") -> dict[str, str]:
+    """The reference solution with `old` replaced by `new`, after `head`."""
+    (path,) = task.editable
+    text = dict(task.reference)[path]
+    assert old in text
+    return {path: head + text.replace(old, new)}
+
+
+def _stub(task: WorkspaceTask) -> dict[str, str]:
+    return {path: dict(task.files)[path] for path in task.editable}
+
+
+def _judged(files: dict[str, str], task: WorkspaceTask, sandbox: Sandbox) -> Outcome:
+    """The outcome of the runner that keeps the tests apart, the default for `task`."""
+    assert task.trust == "trusted-side"
+    return judge_workspace(files, task, sandbox, LIMITS).outcome
+
+
+# Wrong solutions that pass.
+
+GREP_THROUGH_THE_MOCK = '''
+import ast
+import re
+
+_CASE = "{0.side_effect.__globals__[GrepTest]"
+
+
+def _read(mock, template):
+    """template.format(mock), run in the tests' process: the tests' mock sets an
+    attribute to the tests' `type`, whose call gives its class, whose call makes a
+    mock wrapping a str of the tests' process, whose `format` is that str's."""
+    mock.configure_mock(kind=type)
+    wrapper = mock.kind(mock)(wraps=template)
+    return wrapper.format(mock)
+
+
+def grep(pattern, flags, files):
+    names = re.findall(r"'(test_\\w+)'", _read(open, _CASE + ".__dict__}"))
+    for name in names:
+        code = _CASE + "." + name + ".__wrapped__.__code__.co_consts}"
+        texts = []
+        for const in ast.literal_eval(_read(open, code)):
+            parts = const if isinstance(const, tuple) else [const]
+            texts.extend(part for part in parts if isinstance(part, str))
+        named = [text for text in texts if text.endswith(".txt")]
+        if texts[0] == pattern and flags in texts and named == files:
+            return "" if texts[-1] in (pattern, flags, *files) else texts[-1]
+    return ""
+'''
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a hole: the tests' process serves any public method of a mock it handed out, "
+    "configure_mock among them, which sets attributes to what the candidate names (the "
+    "tests' `type`), from which str.format reads the test module",
+)
+def test_grep_reads_the_expected_output_through_the_tests_mock(sandbox: Sandbox) -> None:
+    """grep's tests patch the solution's `open` with a MagicMock: the candidate holds
+    it. `configure_mock` gives it an attribute that is the tests' `type`; calling that
+    gives the mock's class, calling which with `wraps=` a template makes a mock of a
+    str of the tests' process, whose `format` reads, by attributes and keys, every
+    test method's constants. No grep is computed."""
+    task = _exercise("grep")
+    assert _judged({"grep.py": GREP_THROUGH_THE_MOCK}, task, sandbox) is not Outcome.PASSED
+
+
+SUBTESTS = """import unittest
+
+from list_ops import append
+
+
+class ListOpsTest(unittest.TestCase):
+    def test_append(self):
+        cases = [([], [], []), ([1, 2], [2, 3, 4, 5], [1, 2, 2, 3, 4, 5])]
+        for first, second, expected in cases:
+            with self.subTest(first=first, second=second):
+                self.assertEqual(append(first, second), expected)
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a hole: testrun's result keeps the problems addError and addFailure are "
+    "given; unittest reports a failing subTest through addSubTest, which it leaves out",
+)
+@pytest.mark.parametrize("beside", [False, True], ids=["apart", "beside"])
+def test_a_failing_subtest_fails_its_test(sandbox: Sandbox, beside: bool) -> None:
+    """list-ops' stub returns None: every subtest fails, in either runner."""
+    task = _with_tests(_exercise("list-ops"), SUBTESTS)
+    verdict = judge_workspace(_stub(task), task, sandbox, LIMITS, beside=beside)
+    assert verdict.outcome is not Outcome.PASSED
+
+
+RAISES_BY_CALL = """import unittest
+
+from list_ops import append
+
+
+class ListOpsTest(unittest.TestCase):
+    def test_appending_to_none_is_a_type_error(self):
+        self.assertRaises(TypeError, append, None, [1])
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a hole: the call assertRaises makes is refused as one of unittest's own, with "
+    "a TypeError, which is what the test expects",
+)
+def test_assert_raises_with_a_callable_calls_the_candidate(sandbox: Sandbox) -> None:
+    """list-ops' stub returns None whatever it is given, so it never raises; the
+    refusal of unittest's call raises the TypeError the test waits for."""
+    task = _with_tests(_exercise("list-ops"), RAISES_BY_CALL)
+    assert _judged(_stub(task), task, sandbox) is not Outcome.PASSED
+
+
+UNCHAINED_DOMINOES = """
+from collections import Counter
+
+
+class _Any:
+    def __eq__(self, other):
+        return True
+
+    __hash__ = object.__hash__
+
+
+class _Domino:
+    def __init__(self, pair):
+        self.pair = pair
+
+    def __iter__(self):
+        return iter(self.pair)
+
+    def __getitem__(self, index):
+        return _Any()
+
+
+def can_chain(dominoes):
+    degrees = Counter(n for d in dominoes for n in d)
+    if any(count % 2 for count in degrees.values()):
+        return None
+    parent = {n: n for n in degrees}
+
+    def root(n):
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for a, b in dominoes:
+        parent[root(a)] = root(b)
+    if len({root(n) for n in degrees}) > 1:
+        return None
+    return [_Domino(d) for d in dominoes]
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a weakness of the tests, in any runner: they compare the chain's ends with "
+    "each other, both the candidate's objects, which it compares by its own rules",
+)
+def test_dominoes_in_the_input_order_are_not_a_chain(sandbox: Sandbox) -> None:
+    """The dominoes come back in the input's order, unchained: iterated, each shows
+    its numbers; indexed, each end is an object equal to everything, and the tests
+    compare one end with the next, never with plain data."""
+    task = _exercise("dominoes")
+    assert _judged({"dominoes.py": UNCHAINED_DOMINOES}, task, sandbox) is not Outcome.PASSED
+
+
+# Honest solutions judged wrong.
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a dict subclass crosses as a dict: a defaultdict's default is lost",
+)
+def test_a_defaultdict_keeps_its_default(sandbox: Sandbox) -> None:
+    """go-counting's reference, with its territories in a defaultdict(set): the tests
+    read the owners that have no territory, which exist only by default."""
+    task = _exercise("go-counting")
+    files = _reference(
+        task,
+        "result = {owner:set() for owner in owners}",
+        "result = defaultdict(set)",
+        head="from collections import defaultdict\n",
+    )
+    assert _judged(files, task, sandbox) is Outcome.PASSED
+
+
+STR_MESSAGE = '''class BowlingError(ValueError):
+    """A bad game; its text says why."""
+
+    def __init__(self, reason):
+        super().__init__()
+        self.reason = reason
+
+    def __str__(self):
+        return self.reason
+
+
+'''
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a candidate's exception crosses as its arguments: the text its own __str__ "
+    "gives is only a note, and assertRaisesRegex reads str()",
+)
+def test_an_exception_s_text_is_its_own_str(sandbox: Sandbox) -> None:
+    """bowling's reference raising an exception class whose message is its __str__,
+    not its arguments: `assertRaisesRegex(Exception, ".+")` sees an empty text."""
+    task = _exercise("bowling")
+    (path,) = task.editable
+    text = dict(task.reference)[path]
+    text = text.replace("raise ValueError(", "raise BowlingError(")
+    text = text.replace("raise IndexError(", "raise BowlingError(")
+    assert _judged({path: STR_MESSAGE + text}, task, sandbox) is Outcome.PASSED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a Decimal is a reference, and a comparison with plain data never asks it",
+)
+def test_a_decimal_total_equals_the_int(sandbox: Sandbox) -> None:
+    """book-store's reference computing in Decimal: Decimal(6800) == 6800 in one
+    process."""
+    task = _exercise("book-store")
+    (path,) = task.editable
+    text = dict(task.reference)[path].replace("PER_BOOK = 800.00", "PER_BOOK = Decimal(800)")
+    for rate in ("1.00", "0.95", "0.90", "0.80", "0.75"):
+        text = text.replace(f"* {rate}", f"* Decimal('{rate}')")
+    files = {path: "from decimal import Decimal\n" + text}
+    assert _judged(files, task, sandbox) is Outcome.PASSED
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="a test's object in the candidate's process answers every attribute with a "
+    "call to the tests' process: copy's probe for __deepcopy__ becomes a refused request",
+)
+def test_deep_copying_an_argument_is_no_tampering(sandbox: Sandbox) -> None:
+    """simple-linked-list's reference deep-copying what it is given: the tests give
+    `range(10)` once, which crosses as a reference."""
+    task = _exercise("simple-linked-list")
+    files = _reference(
+        task,
+        "        for value in values:\n",
+        "        for value in copy.deepcopy(values):\n",
+        head="import copy\n",
+    )
+    assert _judged(files, task, sandbox) is Outcome.PASSED
+
+
+UNITTEST_CALLS = """import unittest
+from unittest import mock
+
+import list_ops
+from list_ops import *
+
+
+class ListOpsTest(unittest.TestCase):
+    def test_star_import(self):
+        self.assertEqual(concat([[1], [2]]), [1, 2])
+
+    def test_spy(self):
+        with mock.patch.object(list_ops, "append", wraps=list_ops.append) as spy:
+            self.assertEqual(spy([1], [2]), [1, 2])
+            spy.assert_called_once()
+
+    def test_cleanup(self):
+        self.addCleanup(append, [1], [2])
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="every module under unittest counts as an assertion (unittest.mock's wraps, "
+    "doCleanups), and a star import finds no public name in a candidate's module",
+)
+def test_unittest_s_own_calls_and_star_imports_reach_the_candidate(sandbox: Sandbox) -> None:
+    """list-ops' reference under tests that spy on it with a mock's `wraps`, clean up
+    with one of its functions, and import it with `*`."""
+    task = _with_tests(_exercise("list-ops"), UNITTEST_CALLS)
+    assert _judged(dict(task.reference), task, sandbox) is Outcome.PASSED
