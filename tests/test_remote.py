@@ -5,11 +5,13 @@ what it refuses."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 import unittest
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from unittest import mock
 
 import pytest
@@ -74,6 +76,10 @@ def call_kept(value):
 def walk(callback):
     return callback.__globals__()
 
+def ask(callback):
+    end = object.__getattribute__(callback, "_ct_end")
+    return end.request("method", (callback, "__globals__"))
+
 def use_mock(sock):
     data = sock.recv(3)
     sock.reset_mock()
@@ -86,6 +92,15 @@ def numbers():
     yield 1
     yield 2
 """
+
+
+def _imported(end: remote.TestSide) -> Any:
+    """The candidate's module `mod`, imported as a test file imports it."""
+    finder = remote.Modules(end, {"mod": "mod.py"})
+    spec = finder.find_spec("mod")
+    module = importlib.util.module_from_spec(spec)
+    finder.exec_module(module)
+    return module
 
 
 @pytest.fixture
@@ -118,14 +133,14 @@ def end() -> Iterator[remote.TestSide]:
 def test_plain_data_crosses_by_value_and_a_builtin_subclass_as_the_builtin(
     end: remote.TestSide,
 ) -> None:
-    mod = end.request("import", ("mod",))
+    mod = _imported(end)
     value = mod.sneaky()
     assert type(value) is list and value == [9]
     assert value != [1, 2, 3]
 
 
 def test_an_object_equal_to_everything_equals_no_plain_data(end: remote.TestSide) -> None:
-    mod = end.request("import", ("mod",))
+    mod = _imported(end)
     forged = mod.everything()
     assert forged != [1, 2]
     assert not forged == 5  # noqa: SIM201
@@ -141,7 +156,7 @@ def test_unittest_s_assertions_never_hand_a_candidate_s_object_the_tests_data(
     assertSetEqual `first.difference(expected)`: each would let the object answer
     with the expected data in hand. From a test's own code the same operations are
     the candidate's to answer."""
-    mod = end.request("import", ("mod",))
+    mod = _imported(end)
     forged = mod.everything()
     case = unittest.TestCase()
     for assertion in (
@@ -158,7 +173,7 @@ def test_unittest_s_assertions_never_hand_a_candidate_s_object_the_tests_data(
 def test_the_candidate_s_objects_compare_by_its_own_rules_and_keep_identity(
     end: remote.TestSide,
 ) -> None:
-    mod = end.request("import", ("mod",))
+    mod = _imported(end)
     point = mod.Point(1, 2)
     assert point == mod.Point(1, 2)
     assert point != mod.Point(2, 2)
@@ -170,7 +185,7 @@ def test_the_candidate_s_objects_compare_by_its_own_rules_and_keep_identity(
 def test_a_candidate_s_exception_is_a_stand_in_caught_by_name_and_by_its_builtin(
     end: remote.TestSide,
 ) -> None:
-    mod = end.request("import", ("mod",))
+    mod = _imported(end)
     underflow = mod.Underflow
     with pytest.raises(IndexError) as caught:
         mod.pop([])
@@ -186,7 +201,7 @@ def test_a_candidate_s_exception_is_a_stand_in_caught_by_name_and_by_its_builtin
 def test_callbacks_run_in_the_test_process_for_the_current_test_only(
     end: remote.TestSide,
 ) -> None:
-    mod = end.request("import", ("mod",))
+    mod = _imported(end)
     seen: list[int] = []
     assert mod.apply(lambda v: seen.append(v) or v * 2, 21) == 42
     assert seen == [21]
@@ -201,9 +216,11 @@ def test_callbacks_run_in_the_test_process_for_the_current_test_only(
 def test_reaching_into_the_test_process_through_a_callback_is_refused_and_kept(
     end: remote.TestSide,
 ) -> None:
-    mod = end.request("import", ("mod",))
-    with pytest.raises(PermissionError):
+    mod = _imported(end)
+    with pytest.raises(AttributeError):  # a dunder of a test's object is never asked
         mod.walk(lambda: None)
+    with pytest.raises(PermissionError):
+        mod.ask(lambda: None)
     assert end.refused and "__globals__" in end.refused[0]
 
 
@@ -212,7 +229,7 @@ def test_a_mock_handed_in_is_called_for_what_it_stands_in_for_never_for_its_mach
 ) -> None:
     """A mock the tests pass in (paasio's sockets) answers the calls it stands in for;
     its own methods (`reset_mock`, `configure_mock`, `assert_*`) are the tests'."""
-    mod = end.request("import", ("mod",))
+    mod = _imported(end)
     sock = mock.MagicMock()
     sock.recv.return_value = b"abc"
     with pytest.raises(PermissionError):

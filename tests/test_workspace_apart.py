@@ -581,7 +581,7 @@ REACHES = {
         "asked the tests' process to do 'method' to what it never handed out",
     ),
     "a method that is not public": (
-        "callback.__setstate__((print, (), {}, {}))",
+        'end.request("method", (callback, "__setstate__", (print, (), {}, {})))',
         r"called a method of a test's object that is not public: \['__setstate__'\]",
     ),
     "an import": (
@@ -822,4 +822,4 @@ def test_a_set_comparison_does_not_ask_the_candidate_s_object(sandbox: Sandbox) 
     _passes_naively(files, task, sandbox)
     verdict = judge_workspace(files, task, sandbox, LIMITS)
     assert verdict.outcome is Outcome.FAILED, verdict.visible_output
-    assert "unittest's assertion would hand it the tests' data" in verdict.visible_output
+    assert "the assertion would hand it the tests' data" in verdict.visible_output

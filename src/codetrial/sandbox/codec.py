@@ -17,7 +17,11 @@ meaning.
 Objects across two processes (see remote.py) use the same encoding, with what is not
 plain data handed to a caller's function instead of refused: an instance of a
 subclass of a built-in type then crosses as the built-in value, read through the
-built-in's own methods, and an iterator as a reference (it may never end).
+built-in's own methods, and an iterator as a reference (it may never end). Values of
+the standard library that are data cross as themselves: {"$decimal": text},
+{"$fraction": [numerator, denominator]}, {"$range": [start, stop, step]},
+{"$counter": [[k, v], ...]} and {"$defaultdict": [factory, [[k, v], ...]]} (its factory
+one of plain data's classes, by name, or null).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from __future__ import annotations
 import base64
 import itertools
 import math
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -73,6 +78,42 @@ def _builtin_value(value: Any) -> Any:
     return value
 
 
+# Factories a defaultdict keeps when it crosses: plain data's own classes.
+_FACTORIES: dict[Any, type] = {k.__name__: k for k in (int, float, str, list, tuple, set, dict)}
+
+
+def _library_type(value: Any, module: str, name: str) -> bool:
+    """Whether `value` is exactly the standard library's `module.name` (a module that
+    is not loaded made no value)."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and type(value) is getattr(loaded, name, None)
+
+
+def _library_value(value: Any, depth: int, other: Callable[[Any], Any]) -> Any:
+    """Tagged JSON for a value of the standard library that is data (a Decimal, a
+    Fraction, a range, a Counter, a defaultdict of a plain factory), kept as itself
+    rather than read as the built-in it derives from; None for anything else."""
+    if type(value) is range:
+        return {"$range": [value.start, value.stop, value.step]}
+    if _library_type(value, "decimal", "Decimal"):
+        return {"$decimal": str(value)}
+    if _library_type(value, "fractions", "Fraction"):
+        return {"$fraction": [value.numerator, value.denominator]}
+    counter = _library_type(value, "collections", "Counter")
+    defaults = _library_type(value, "collections", "defaultdict")
+    if not (counter or defaults):
+        return None
+    pairs = [
+        [encode(k, None, depth + 1, other), encode(v, None, depth + 1, other)]
+        for k, v in dict.items(value)
+    ]
+    if counter:
+        return {"$counter": pairs}
+    factory: Any = value.default_factory
+    named = getattr(factory, "__name__", None)
+    return {"$defaultdict": [named if _FACTORIES.get(named) is factory else None, pairs]}
+
+
 def encode(
     value: Any,
     refs: dict[int, Path] | None = None,
@@ -83,6 +124,8 @@ def encode(
     With `other`, a value that is not plain data (or is nested too deeply) is
     encoded by `other(value)` instead of refused."""
     if other is not None and (depth > MAX_DEPTH or type(value) not in _PLAIN_TYPES):
+        if depth <= MAX_DEPTH and (library := _library_value(value, depth, other)) is not None:
+            return library
         plain = _builtin_value(value) if depth <= MAX_DEPTH else value
         if type(plain) not in _PLAIN_TYPES:
             return other(value)
@@ -154,9 +197,52 @@ def decode(data: Any, resolve: Any = None, tags: Mapping[str, Any] = _NO_TAGS) -
         return complex(*(float(decode(part)) for part in body))
     if tag == "$ref" and resolve is not None:
         return resolve(body)
+    if tag in _LIBRARY_TAGS:
+        return _LIBRARY_TAGS[tag](body, lambda item: decode(item, resolve, tags))
     if tag in tags:
         return tags[tag](body)
     raise NotPlainData(f"unknown tag {tag!r}")
+
+
+def _decimal(body: Any, decode: Callable[[Any], Any]) -> Any:
+    import decimal
+
+    return decimal.Decimal(str(body))
+
+
+def _fraction(body: Any, decode: Callable[[Any], Any]) -> Any:
+    import fractions
+
+    numerator, denominator = body
+    return fractions.Fraction(int(numerator), int(denominator))
+
+
+def _range(body: Any, decode: Callable[[Any], Any]) -> range:
+    start, stop, step = (int(part) for part in body)
+    return range(start, stop, step)
+
+
+def _counter(body: Any, decode: Callable[[Any], Any]) -> Any:
+    import collections
+
+    return collections.Counter({decode(k): decode(v) for k, v in body})
+
+
+def _defaultdict(body: Any, decode: Callable[[Any], Any]) -> Any:
+    import collections
+
+    named, pairs = body
+    factory = _FACTORIES[named] if named is not None else None
+    return collections.defaultdict(factory, {decode(k): decode(v) for k, v in pairs})
+
+
+_LIBRARY_TAGS: dict[str, Callable[[Any, Callable[[Any], Any]], Any]] = {
+    "$decimal": _decimal,
+    "$fraction": _fraction,
+    "$range": _range,
+    "$counter": _counter,
+    "$defaultdict": _defaultdict,
+}
 
 
 def container_paths(roots: list[Any]) -> dict[int, Path]:

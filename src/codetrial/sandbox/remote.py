@@ -43,6 +43,7 @@ by its own rules.
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
 import json
 import operator
@@ -124,6 +125,12 @@ def _call(value: Any, /, *args: Any, **kwargs: Any) -> Any:
     return value(*args, **kwargs)
 
 
+def _public(module: Any) -> list[str]:
+    """The names `from module import *` takes."""
+    names = getattr(module, "__all__", None)
+    return list(names) if names is not None else [n for n in vars(module) if n[:1] != "_"]
+
+
 def _swapped(function: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return lambda value, other: function(other, value)
 
@@ -158,6 +165,7 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "abs": operator.abs,
     "invert": operator.invert,
     "import": importlib.import_module,
+    "public": _public,
     **{name: getattr(operator, name) for name in ("eq", "ne", "lt", "le", "gt", "ge")},
     **{name: getattr(operator, name) for name in _ARITHMETIC},
     **{"r" + name: _swapped(getattr(operator, name)) for name in _ARITHMETIC},
@@ -194,6 +202,12 @@ def _arguments(error: BaseException) -> tuple[Any, ...]:
     if isinstance(error, OSError) and error.filename is not None and len(error.args) == 2:
         return (*error.args, error.filename, None, error.filename2)[: 5 if error.filename2 else 3]
     return tuple(error.args)
+
+
+def _stand_in_text(error: BaseException) -> str:
+    """A stand-in exception's text: what the other side's `str` of it was."""
+    text = error.__dict__.get("_ct_text")
+    return text if isinstance(text, str) else BaseException.__str__(error)
 
 
 def _text(error: BaseException) -> str:
@@ -312,8 +326,8 @@ class Endpoint:
         if isinstance(value, BaseException):
             return {"$exc": self._exception(value, ident)}
         if isinstance(value, type) and issubclass(value, BaseException):
-            return {"$obj": [ident, value.__name__, _nearest_builtin_exception(value)]}
-        return {"$obj": [ident, type(value).__name__, None]}
+            return {"$obj": [ident, value.__name__, _nearest_builtin_exception(value), None]}
+        return {"$obj": [ident, type(value).__name__, None, self.class_of(value)]}
 
     def _handed_out(self, value: Any) -> int:
         """The id `value` is handed out under, given now when it has none."""
@@ -379,17 +393,26 @@ class Endpoint:
         return value
 
     def _proxy(self, body: Any) -> Any:
-        if not (isinstance(body, list) and len(body) == 3 and type(body[0]) is int):
+        if not (isinstance(body, list) and len(body) == 4 and type(body[0]) is int):
             raise Broken("a malformed reference")
-        ident, name, base = body
+        ident, name, base, kind = body
+        if kind is not None and type(kind) is not int:
+            raise Broken("a malformed reference")
         known = self.theirs.get(ident)
         if known is None:
-            made = self.proxy(ident) if base is None else self.stand_in(str(name), base)
+            made = self.proxy(ident, kind) if base is None else self.stand_in(str(name), base)
             known = self._held(ident, made)
         return known
 
-    def proxy(self, ident: int) -> Any:
+    def proxy(self, ident: int, kind: int | None) -> Any:
+        """What stands here for the other side's object `ident`, of the class the
+        other side handed out as `kind` (when it says)."""
         raise NotImplementedError
+
+    def class_of(self, value: Any) -> int | None:
+        """The id to send with an object of this side's for its class: none by
+        default."""
+        return None
 
     def stand_in(self, name: str, base: Any) -> type:
         """A class of this side's for an exception class of the other's, deriving
@@ -398,7 +421,7 @@ class Endpoint:
         if not (isinstance(kind, type) and issubclass(kind, Exception)):
             kind = Exception
         try:
-            return type(name, (kind,), {"__module__": "candidate"})
+            return type(name, (kind,), {"__module__": "candidate", "__str__": _stand_in_text})
         except (TypeError, ValueError):
             raise Broken(f"an exception class named {name!r}") from None
 
@@ -413,7 +436,9 @@ class Endpoint:
         args = tuple(self.decode(body["args"]))
         error = _made(kind, args)
         text, trace = body.get("text"), body.get("trace")
-        if isinstance(text, str) and text != _text(error):
+        if isinstance(text, str) and kind.__str__ is _stand_in_text:
+            error.__dict__["_ct_text"] = text
+        elif isinstance(text, str) and text != _text(error):
             error.add_note(text)
         if isinstance(trace, str) and trace:
             error.add_note(f"raised in the candidate's code, at:\n{trace}".rstrip())
@@ -436,18 +461,33 @@ def _binary(do: str) -> Callable[[Any, Any], Any]:
     return forward
 
 
+# The assertions of unittest that hand their first argument the tests' expected
+# data: assertSetEqual asks `first.difference(expected)`, assertIn and assertNotIn
+# `expected in first`, assertAlmostEqual and assertNotAlmostEqual `first - expected`.
+_HANDING: tuple[str, ...] = ("assertSetEqual", "assertIn", "assertNotIn", "assertAlmostEqual")
+_HANDING += ("assertNotAlmostEqual",)
+
+
+@functools.cache
+def _handing_code() -> frozenset[Any]:
+    import unittest
+
+    return frozenset(getattr(unittest.TestCase, name).__code__ for name in _HANDING)
+
+
 def _from_an_assertion() -> bool:
-    """Whether the operation on a candidate's object that called this was done by
-    unittest's own code: an assertion helper that hands the object the tests'
-    expected data (assertSetEqual asks `first.difference(expected)`, assertIn
-    `expected in first`, assertAlmostEqual `first - expected`)."""
-    return str(sys._getframe(2).f_globals.get("__name__", "")).startswith("unittest.")
+    """Whether the operation on a candidate's object that called this was done by one
+    of the assertions that would hand the object the tests' expected data."""
+    return sys._getframe(2).f_code in _handing_code()
 
 
-def _refused_to_an_assertion(what: str) -> TypeError:
-    return TypeError(
-        f"a candidate's object is compared only with another of its objects, or as plain "
-        f"data: unittest's assertion would hand it the tests' data ({what})"
+def _handed_data(what: str) -> AssertionError:
+    """The failure of an assertion that asked a candidate's object to compare itself
+    with the tests' data: a candidate's object is compared only with another of its
+    objects, or as plain data."""
+    return AssertionError(
+        "a candidate's object is compared only with another of its objects, or as plain "
+        f"data: the assertion would hand it the tests' data ({what})"
     )
 
 
@@ -457,7 +497,7 @@ def _handed(do: str) -> Callable[[Any, Any], Any]:
 
     def forward(self: Any, other: Any) -> Any:
         if _from_an_assertion():
-            raise _refused_to_an_assertion(do)
+            raise _handed_data(do)
         return object.__getattribute__(self, "_ct_end").request(do, (self, other))
 
     return forward
@@ -468,7 +508,7 @@ def _compared(do: str) -> Callable[[Any, Any], Any]:
 
     def forward(self: Any, other: Any) -> Any:
         end = object.__getattribute__(self, "_ct_end")
-        if not end.holds(other):
+        if not (end.holds(other) and end.compares(self)):
             return NotImplemented
         return end.request(do, (self, other))
 
@@ -494,6 +534,12 @@ class _Proxy:
         end = object.__getattribute__(self, "_ct_end")
         return end.request("method", (self, "__exit__", *exc))
 
+    def __copy__(self) -> Any:
+        return self  # a copy here of an object there is the same object there
+
+    def __deepcopy__(self, memo: Any) -> Any:
+        return self
+
     __len__ = _unary("len")
     __bool__ = _unary("bool")
     __str__ = _unary("str")
@@ -505,9 +551,13 @@ class _Proxy:
 
 class Remote(_Proxy):
     """An object of the candidate's, in the test process: everything done to it is
-    a request to the candidate's process."""
+    a request to the candidate's process. `_ct_class`: the id of its class there."""
 
-    __slots__ = ()
+    __slots__ = ("_ct_class",)
+
+    def __init__(self, end: TestSide, ident: int, kind: int | None) -> None:
+        super().__init__(end, ident)
+        object.__setattr__(self, "_ct_class", kind)
 
     def __getattr__(self, name: str) -> Any:
         end = object.__getattribute__(self, "_ct_end")
@@ -522,7 +572,7 @@ class Remote(_Proxy):
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _from_an_assertion():
-            raise _refused_to_an_assertion("a call")
+            raise _handed_data("a call")
         return super().__call__(*args, **kwargs)
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -574,7 +624,7 @@ class RemoteMethod:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _from_an_assertion():
-            raise _refused_to_an_assertion(f"its method {self._name}")
+            raise _handed_data(f"its method {self._name}")
         end = object.__getattribute__(self._target, "_ct_end")
         return end.request("method", (self._target, self._name, *args), kwargs)
 
@@ -588,9 +638,25 @@ class RemoteModule(types.ModuleType):
     attributes are the import system's, kept here."""
 
     def __getattr__(self, name: str) -> Any:
+        remote = self.__dict__.get("__remote__")
+        if name == "__all__" and remote is not None:  # what `from module import *` takes
+            return self._star(remote, sys._getframe(1).f_globals)
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
-        return getattr(self.__dict__["__remote__"], name)
+        value = getattr(remote, name)
+        end = object.__getattribute__(remote, "_ct_end")
+        if type(value) is Remote and end.holds(value):
+            end.named.add(object.__getattribute__(value, "_ct_id"))
+        return value
+
+    @staticmethod
+    def _star(remote: Remote, importer: dict[str, Any]) -> list[str]:
+        """The candidate's public names, save those the importing test file already
+        binds: a star import never replaces what the tests defined."""
+        names = object.__getattribute__(remote, "_ct_end").request("public", (remote,))
+        if not isinstance(names, list):
+            return []
+        return [n for n in names if isinstance(n, str) and n[:1] != "_" and n not in importer]
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name.startswith("__") and name.endswith("__"):
@@ -628,6 +694,7 @@ class TestSide(Endpoint):
         super().__init__(wire)
         self.refused: list[str] = []
         self.methods: dict[tuple[int, str], RemoteMethod] = {}  # (object id, name) -> it
+        self.named: set[int] = set()  # the candidate's objects read from its modules
         self._tags["$method"] = self._method
 
     def _method(self, body: Any) -> RemoteMethod:
@@ -646,8 +713,14 @@ class TestSide(Endpoint):
         """Whether `value` is a proxy of the candidate's objects."""
         return self.theirs.get(self._their_ids.get(id(value), 0)) is value
 
-    def proxy(self, ident: int) -> Remote:
-        return Remote(self, ident)
+    def compares(self, value: Remote) -> bool:
+        """Whether the candidate decides how `value` compares with another of its
+        objects: when the tests named its class (read it from a module of the
+        candidate's, as `from clock import Clock` does)."""
+        return object.__getattribute__(value, "_ct_class") in self.named
+
+    def proxy(self, ident: int, kind: int | None) -> Remote:
+        return Remote(self, ident, kind)
 
     def builtin(self, name: Any) -> Any:
         value = super().builtin(name)
@@ -670,6 +743,8 @@ class TestSide(Endpoint):
             why = f"called a method of a test's object that is not public: {args[1:2]}"
         elif do == "method" and _mock_machinery(self.mine[ident], args[1]):
             why = f"called the tests' mock's own method {args[1]!r}"
+        elif do == "method" and isinstance(self.mine[ident], type):
+            why = f"called a method of a class of the tests': {args[1]!r}"
         else:
             return OPERATIONS[do]
         self.refused.append(why[:200])
@@ -727,6 +802,8 @@ class Peer(_Proxy):
     __slots__ = ()
 
     def __getattr__(self, name: str) -> Callable[..., Any]:
+        if name.startswith("__") and name.endswith("__") and name not in TestSide.PROTOCOLS:
+            raise AttributeError(name)  # what probes an object (copy's, pickle's) finds
         end = object.__getattribute__(self, "_ct_end")
         return lambda *args, **kwargs: end.request("method", (self, name, *args), kwargs)
 
@@ -749,8 +826,11 @@ class CandidateSide(Endpoint):
         super().__init__(wire)
         self._describe = describe
 
-    def proxy(self, ident: int) -> Peer:
+    def proxy(self, ident: int, kind: int | None) -> Peer:
         return Peer(self, ident)
+
+    def class_of(self, value: Any) -> int | None:
+        return self._handed_out(type(value))
 
     def allowed(self, do: str, args: list[Any]) -> Callable[..., Any]:
         return _attribute if do == "getattr" else super().allowed(do, args)

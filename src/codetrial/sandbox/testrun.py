@@ -171,9 +171,9 @@ def _cases(unittest: Any, module: types.ModuleType, path: str) -> list[tuple[str
 
 
 def _result_class(unittest: Any, hidden: str | None) -> Any:
-    """unittest's TestResult, keeping the name of each problem's exception (the last
-    line of a trace need not be it: an assertion's diff may end it), and leaving the
-    frames of the file `hidden` out of the traces it keeps."""
+    """unittest's TestResult, keeping each problem (a subtest's too) with the name of
+    its exception (the last line of a trace need not be it: an assertion's diff may end
+    it), and leaving the frames of the file `hidden` out of the traces it keeps."""
 
     class Result(unittest.TestResult):  # type: ignore[misc]
         def __init__(self) -> None:
@@ -189,6 +189,12 @@ def _result_class(unittest: Any, hidden: str | None) -> Any:
             before = len(self.failures)
             super().addFailure(test, _without(err, hidden))
             self._kept("failed", self.failures[before:], err)
+
+        def addSubTest(self, test: Any, subtest: Any, err: Any) -> None:
+            errors, failures = len(self.errors), len(self.failures)
+            super().addSubTest(test, subtest, err if err is None else _without(err, hidden))
+            self._kept("error", self.errors[errors:], err)
+            self._kept("failed", self.failures[failures:], err)
 
         def _kept(self, outcome: str, added: list[Any], err: Any) -> None:
             """Keep the problems unittest added, with their exception's name."""

@@ -1,7 +1,10 @@
-"""What the runner that keeps a workspace's tests apart from the candidate's files
-(trust level trusted-side, see `codetrial.sandbox.remote`) still gets wrong: a
-wrong solution it passes, and an honest one it fails or calls `tampered`. Each is a
-strict expected failure until it is fixed: the test says what the verdict should be.
+"""The edges of the runner that keeps a workspace's tests apart from the candidate's
+files (trust level trusted-side, see `codetrial.sandbox.remote`), found by reading it
+as a forger would: wrong solutions that reach through the tests' own objects (a mock
+handed in, unittest's helpers, the candidate's objects compared with each other), and
+honest ones that must be judged as in one process (a defaultdict, a Decimal, an
+exception's own text, a deep copy of an argument, unittest.mock's wraps, a cleanup, a
+star import).
 
 Where the exercises' own tests do not show a case, the task's test file is replaced
 with a short one in the style of Exercism's, run against the exercise's stub or its
@@ -61,7 +64,7 @@ def _judged(files: dict[str, str], task: WorkspaceTask, sandbox: Sandbox) -> Out
     return judge_workspace(files, task, sandbox, LIMITS).outcome
 
 
-# Wrong solutions that pass.
+# Wrong solutions that reach through what the tests hold.
 
 GREP_THROUGH_THE_MOCK = '''
 import ast
@@ -94,20 +97,15 @@ def grep(pattern, flags, files):
 '''
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hole: the tests' process serves any public method of a mock it handed out, "
-    "configure_mock among them, which sets attributes to what the candidate names (the "
-    "tests' `type`), from which str.format reads the test module",
-)
 def test_grep_reads_the_expected_output_through_the_tests_mock(sandbox: Sandbox) -> None:
     """grep's tests patch the solution's `open` with a MagicMock: the candidate holds
     it. `configure_mock` gives it an attribute that is the tests' `type`; calling that
     gives the mock's class, calling which with `wraps=` a template makes a mock of a
     str of the tests' process, whose `format` reads, by attributes and keys, every
-    test method's constants. No grep is computed."""
+    test method's constants. No grep is computed. A mock's own methods are the tests'
+    machinery: `configure_mock` is refused, and the run is tampered."""
     task = _exercise("grep")
-    assert _judged({"grep.py": GREP_THROUGH_THE_MOCK}, task, sandbox) is not Outcome.PASSED
+    assert _judged({"grep.py": GREP_THROUGH_THE_MOCK}, task, sandbox) is Outcome.TAMPERED
 
 
 SUBTESTS = """import unittest
@@ -124,11 +122,6 @@ class ListOpsTest(unittest.TestCase):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hole: testrun's result keeps the problems addError and addFailure are "
-    "given; unittest reports a failing subTest through addSubTest, which it leaves out",
-)
 @pytest.mark.parametrize("beside", [False, True], ids=["apart", "beside"])
 def test_a_failing_subtest_fails_its_test(sandbox: Sandbox, beside: bool) -> None:
     """list-ops' stub returns None: every subtest fails, in either runner."""
@@ -148,11 +141,6 @@ class ListOpsTest(unittest.TestCase):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a hole: the call assertRaises makes is refused as one of unittest's own, with "
-    "a TypeError, which is what the test expects",
-)
 def test_assert_raises_with_a_callable_calls_the_candidate(sandbox: Sandbox) -> None:
     """list-ops' stub returns None whatever it is given, so it never raises; the
     refusal of unittest's call raises the TypeError the test waits for."""
@@ -201,26 +189,19 @@ def can_chain(dominoes):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a weakness of the tests, in any runner: they compare the chain's ends with "
-    "each other, both the candidate's objects, which it compares by its own rules",
-)
 def test_dominoes_in_the_input_order_are_not_a_chain(sandbox: Sandbox) -> None:
     """The dominoes come back in the input's order, unchained: iterated, each shows
     its numbers; indexed, each end is an object equal to everything, and the tests
-    compare one end with the next, never with plain data."""
+    compare one end with the next, never with plain data. The tests never named the
+    ends' class (they import only `can_chain`), so the candidate is not asked how its
+    ends compare: they are equal only to themselves."""
     task = _exercise("dominoes")
-    assert _judged({"dominoes.py": UNCHAINED_DOMINOES}, task, sandbox) is not Outcome.PASSED
+    assert _judged({"dominoes.py": UNCHAINED_DOMINOES}, task, sandbox) is Outcome.FAILED
 
 
-# Honest solutions judged wrong.
+# Honest solutions, judged as in one process.
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a dict subclass crosses as a dict: a defaultdict's default is lost",
-)
 def test_a_defaultdict_keeps_its_default(sandbox: Sandbox) -> None:
     """go-counting's reference, with its territories in a defaultdict(set): the tests
     read the owners that have no territory, which exist only by default."""
@@ -248,11 +229,6 @@ STR_MESSAGE = '''class BowlingError(ValueError):
 '''
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a candidate's exception crosses as its arguments: the text its own __str__ "
-    "gives is only a note, and assertRaisesRegex reads str()",
-)
 def test_an_exception_s_text_is_its_own_str(sandbox: Sandbox) -> None:
     """bowling's reference raising an exception class whose message is its __str__,
     not its arguments: `assertRaisesRegex(Exception, ".+")` sees an empty text."""
@@ -264,10 +240,6 @@ def test_an_exception_s_text_is_its_own_str(sandbox: Sandbox) -> None:
     assert _judged({path: STR_MESSAGE + text}, task, sandbox) is Outcome.PASSED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a Decimal is a reference, and a comparison with plain data never asks it",
-)
 def test_a_decimal_total_equals_the_int(sandbox: Sandbox) -> None:
     """book-store's reference computing in Decimal: Decimal(6800) == 6800 in one
     process."""
@@ -280,11 +252,6 @@ def test_a_decimal_total_equals_the_int(sandbox: Sandbox) -> None:
     assert _judged(files, task, sandbox) is Outcome.PASSED
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a test's object in the candidate's process answers every attribute with a "
-    "call to the tests' process: copy's probe for __deepcopy__ becomes a refused request",
-)
 def test_deep_copying_an_argument_is_no_tampering(sandbox: Sandbox) -> None:
     """simple-linked-list's reference deep-copying what it is given: the tests give
     `range(10)` once, which crosses as a reference."""
@@ -319,11 +286,6 @@ class ListOpsTest(unittest.TestCase):
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="every module under unittest counts as an assertion (unittest.mock's wraps, "
-    "doCleanups), and a star import finds no public name in a candidate's module",
-)
 def test_unittest_s_own_calls_and_star_imports_reach_the_candidate(sandbox: Sandbox) -> None:
     """list-ops' reference under tests that spy on it with a mock's `wraps`, clean up
     with one of its functions, and import it with `*`."""
