@@ -111,3 +111,24 @@ def test_iterators_cross_as_iterators() -> None:
     assert list(decoded) == ["0", "1", "2"]
     with pytest.raises(codec.NotPlainData):
         codec.encode(iter(range(codec.MAX_ITEMS + 1)))
+
+
+def test_with_other_the_standard_library_s_data_crosses_as_itself() -> None:
+    import collections
+    import decimal
+    import fractions
+
+    values = [
+        range(2, 11, 3),
+        decimal.Decimal("6800.00"),
+        fractions.Fraction(3, 4),
+        collections.Counter("abca"),
+        collections.defaultdict(set, {"a": {1}}),
+        collections.defaultdict(lambda: 0, {"b": 2}),  # a factory that is code: none kept
+    ]
+    other: list[object] = []
+    back = codec.decode(json.loads(json.dumps(codec.encode(values, other=other.append))))
+    assert other == []
+    assert back[:5] == values[:5] and [type(v) for v in back] == [type(v) for v in values]
+    assert back[4]["missing"] == set() and back[5].default_factory is None
+    assert back[1] == 6800 and back[2] == 0.75
