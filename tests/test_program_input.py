@@ -77,3 +77,10 @@ def test_a_flood_that_swallows_its_error_is_still_the_output_limit(sandbox: Sand
     )
     ran = run(sandbox, code)
     assert ran.stop is Stop.OUTPUT_LIMIT
+
+
+def test_a_cap_above_the_file_size_limit_is_the_cap_in_force(sandbox: Sandbox) -> None:
+    cap = 17 * 1024 * 1024  # above the 16 MiB every other run's files are held to
+    ran = run(sandbox, f"import sys\nsys.stdout.write('z' * {cap})", cap=cap)
+    assert ran.stop is None and ran.exit is not None and ran.exit.code == 0
+    assert ran.left.output_size == cap and len(ran.left.output) == cap

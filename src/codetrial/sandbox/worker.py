@@ -160,11 +160,13 @@ class _Filter:
             raise OSError("could not install the seccomp filter")
 
 
-def _limit(limits: dict[str, int]) -> None:
+def _limit(limits: dict[str, int], file_size: int | None) -> None:
+    """Set the child's limits; `file_size` (bytes), when given, in place of the
+    limits' own."""
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
     memory = limits["memory_mb"] * _MB
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    size = limits["file_size_mb"] * _MB
+    size = file_size or limits["file_size_mb"] * _MB
     resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -276,10 +278,8 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> 
     if "cpu" in message:
         with contextlib.suppress(OSError, ValueError):
             os.sched_setaffinity(0, {message["cpu"]})
-    _limit(message["limits"])
     cap = message["program"].get("output_cap") if program else None
-    if isinstance(cap, int):
-        resource.setrlimit(resource.RLIMIT_FSIZE, (cap + 1, cap + 1))
+    _limit(message["limits"], cap + 1 if isinstance(cap, int) else None)
     if rules is not None:
         rules.install()
     if "serve" in message:
