@@ -183,6 +183,16 @@ def write_problem(folder: Path, settings: str) -> Path:
     return folder
 
 
+def test_a_checker_that_fails_is_the_problems_fault_not_the_models(
+    pool: JudgePool, tmp_path: Path
+) -> None:
+    folder = write_problem(tmp_path / "echo", "")
+    (folder / "checker.py").write_text("import json, sys\njson.load(sys.stdin)\nsys.exit(3)\n")
+    verdict = judged(pool, load_problem(folder, "user"), "print(input())")
+    assert verdict.outcome is Outcome.INFRA_ERROR and verdict.feedback is None
+    assert verdict.detail == "the checker failed on case 1 (exit code 3)"
+
+
 def test_an_interactive_problem_is_refused_when_loaded(tmp_path: Path) -> None:
     folder = write_problem(tmp_path / "guess", "interactive = true\n")
     with pytest.raises(TaskFormatError, match="an interactive problem"):

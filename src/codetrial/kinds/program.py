@@ -189,10 +189,11 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
         )
         if failed is None:
             return verdict
+        if failed.outcome is Outcome.INFRA_ERROR:  # the checker's fault: nothing to repair
+            return dataclasses.replace(verdict, detail=failed.detail)
         if visibility is Visibility.HIDDEN:
-            said = failed.detail if failed.outcome is Outcome.INFRA_ERROR else ""
             return dataclasses.replace(
-                verdict, detail=said or f"a hidden case failed ({failed.outcome.value})"
+                verdict, detail=f"a hidden case failed ({failed.outcome.value})"
             )
         return dataclasses.replace(
             verdict,
