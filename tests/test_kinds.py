@@ -58,8 +58,12 @@ def test_no_stage_asks_which_class_a_task_is() -> None:
 
 
 def test_every_built_in_kind_is_registered_and_named_by_its_tasks() -> None:
-    assert KINDS.names()[:4] == ["function", "workspace", "repository", "question"]
-    for suite, kind in (("contracts10", "function"), ("dataqa", "question")):
+    assert KINDS.names()[:5] == ["function", "workspace", "repository", "question", "program"]
+    for suite, kind in (
+        ("contracts10", "function"),
+        ("dataqa", "question"),
+        ("programs", "program"),
+    ):
         tasks = load_suite(suite)
         assert tasks.kind.name == kind and kind_of(tasks[0]) is tasks.kind
         assert tasks[:2].kind is tasks.kind and list(tasks[:2]) == list(tasks)[:2]

@@ -57,7 +57,10 @@ Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
 Timeout = Annotated[float, typer.Option(help="wall seconds per test run")]
 Gate = Annotated[
     str | None,
-    typer.Option(help="builtins-only, stdlib, program (questions) or off (default: the suite's)"),
+    typer.Option(
+        help="builtins-only, stdlib, program (questions), contest (programs) or off "
+        "(default: the suite's)"
+    ),
 ]
 RunsDir = Annotated[Path, typer.Option(help="where run directories go")]
 Efficiency = Annotated[

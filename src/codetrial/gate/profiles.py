@@ -145,6 +145,21 @@ for _profile in (
         allowed_calls=frozenset({"open"}),
     ),
     Profile(
+        name="contest",
+        rules=("G001", "G006"),
+        allowed_modules=STANDARD_MODULES,
+        allow_helpers=True,
+        allowed=(
+            "a whole program: reading standard input (input, sys.stdin, open(0)), "
+            "printing, and imports of the standard library."
+        ),
+        forbidden=(
+            "processes, network, native code and dynamic execution (eval, exec, compile, "
+            "__import__, getattr, setattr, globals)."
+        ),
+        allowed_calls=frozenset({"open", "input"}),
+    ),
+    Profile(
         name="off",
         rules=(),
         allowed_modules=frozenset(),

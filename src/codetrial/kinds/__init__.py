@@ -16,6 +16,7 @@ KINDS.declare("function", "codetrial.kinds.function")
 KINDS.declare("workspace", "codetrial.kinds.workspace")
 KINDS.declare("repository", "codetrial.kinds.repository")
 KINDS.declare("question", "codetrial.kinds.question")
+KINDS.declare("program", "codetrial.kinds.program")
 
 __all__ = [
     "KINDS",

@@ -95,7 +95,7 @@ def _scored(task: QuestionTask, reply: str, program: ProgramRecord) -> tuple[Out
     return (Outcome.PASSED if checked.correct else Outcome.FAILED), checked.why
 
 
-def _refused(code: str | None, profile: Profile) -> tuple[Outcome, str] | None:
+def refused(code: str | None, profile: Profile) -> tuple[Outcome, str] | None:
     """Why a program is not run: no code, a syntax error, or the gate's policy."""
     if code is None:
         return Outcome.NO_CODE, "The reply held no ```python block with a program."
@@ -276,9 +276,9 @@ class QuestionKind(Kind[QuestionTask]):
         self, pool: JudgePool, task: QuestionTask, code: str | None, asked: Asked
     ) -> Future[Verdict]:
         mode = asked.mode or "fix"
-        refused = _refused(code, pool.profile_for(task, asked.profile))
-        if refused is not None:
-            outcome, why = refused
+        stopped = refused(code, pool.profile_for(task, asked.profile))
+        if stopped is not None:
+            outcome, why = stopped
             feedback = None if asked.last else why
             program = ProgramRecord(mode=mode)
             return settled(

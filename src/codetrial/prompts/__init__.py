@@ -4,6 +4,7 @@ renders them, and their hashes go in the manifest."""
 from codetrial.prompts.messages import (
     INTERPRET_TEMPLATES,
     PART,
+    PROGRAM_TEMPLATES,
     PROMPT_PROFILES,
     SELECTION_TEMPLATES,
     TEMPLATES,
@@ -25,6 +26,7 @@ from codetrial.prompts.messages import (
 __all__ = [
     "INTERPRET_TEMPLATES",
     "PART",
+    "PROGRAM_TEMPLATES",
     "PROMPT_PROFILES",
     "SELECTION_TEMPLATES",
     "TEMPLATES",

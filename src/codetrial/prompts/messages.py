@@ -32,6 +32,7 @@ INTERPRET_TEMPLATES = (
     "interpret_answer.md",
     "interpret_direct.md",
 )
+PROGRAM_TEMPLATES = ("program_system.md", "program_task.md", "program_repair.md")
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
 

@@ -162,10 +162,20 @@ class Sandbox:
         return {path.name: f"{INPUTS}/{path.name}" for path in self._mounts.inputs}
 
     @contextlib.contextmanager
-    def program(self, code: str) -> Iterator[ProgramRun]:
-        """Run `code` as a program in an empty output folder; the ProgramRun holds
-        what it left once it has ended."""
-        run = ProgramRun(self._worker, code, self._limits)
+    def program(
+        self,
+        code: str,
+        *,
+        stdin: str | None = None,
+        output_cap: int | None = None,
+        limits: Limits | None = None,
+    ) -> Iterator[ProgramRun]:
+        """Run `code` as a program in an empty output folder, reading `stdin` (else
+        /dev/null) and writing at most `output_cap` bytes of standard output, all
+        kept; the ProgramRun holds what it left once it has ended."""
+        run = ProgramRun(
+            self._worker, code, limits or self._limits, stdin=stdin, output_cap=output_cap
+        )
         try:
             yield run
         finally:

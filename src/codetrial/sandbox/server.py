@@ -627,7 +627,9 @@ class Left:
     """What a program left behind: the start of its standard output, the end of its
     standard error, the files it wrote in its output folder (within the caps;
     `skipped` names the others), the exception it raised ({"type", "message",
-    "trace"}) and the data of the charts it saved ([{"file", "axes"}])."""
+    "trace"}) and the data of the charts it saved ([{"file", "axes"}]). A run given
+    an output cap also has its whole standard output up to the cap (`output`) and
+    that output's size in bytes (`output_size`)."""
 
     stdout: str = ""
     stderr: str = ""
@@ -635,6 +637,8 @@ class Left:
     skipped: tuple[str, ...] = ()
     raised: dict[str, str] | None = None
     figures: tuple[dict[str, Any], ...] = ()
+    output: bytes = b""
+    output_size: int = 0
 
     @classmethod
     def of(cls, report: Any) -> Left:
@@ -643,6 +647,8 @@ class Left:
         if not isinstance(report, dict):
             return cls()
         files, raised, skipped = (report.get(key) for key in ("files", "raised", "skipped"))
+        output = _decoded({"output": report.get("output")}).get("output", b"")
+        size = report.get("output_size")
         return cls(
             stdout=_text(report.get("stdout", "")),
             stderr=_text(report.get("stderr", "")),
@@ -652,6 +658,8 @@ class Left:
             if isinstance(raised, dict)
             else None,
             figures=_figures(report.get("figures")),
+            output=output,
+            output_size=size if isinstance(size, int) and size >= 0 else len(output),
         )
 
 
@@ -704,10 +712,25 @@ class ProgramRun(_Child):
     """A program, run as __main__ in an empty output folder (see worker.py). The run
     is over when the constructor returns: `exit` and `stop` say how it ended (an
     exit of any code is the program's own), `left` what it left behind (nothing when
-    a limit or a crash took the whole worker)."""
+    a limit or a crash took the whole worker). `stdin`: the text its standard input
+    reads (else /dev/null); `output_cap`: the bytes of standard output it may write,
+    all of which `left.output` holds: more is the stop "output_limit"."""
 
-    def __init__(self, worker: Worker, code: str, limits: Limits) -> None:
-        super().__init__(worker, {"program": {"code": code}}, limits)
+    def __init__(
+        self,
+        worker: Worker,
+        code: str,
+        limits: Limits,
+        *,
+        stdin: str | None = None,
+        output_cap: int | None = None,
+    ) -> None:
+        program: dict[str, Any] = {"code": code}
+        if stdin is not None:
+            program["input"] = stdin
+        if output_cap is not None:
+            program["output_cap"] = output_cap
+        super().__init__(worker, {"program": program}, limits)
         self.finished = True  # a program ends by exiting, so its exit is no crash
         while self._receive(self.deadline) is not None:
             pass  # the program may write on its channel; nothing it says is read
@@ -717,3 +740,8 @@ class ProgramRun(_Child):
             else:
                 self.stop, self.stop_detail = Stop.CRASH, f"killed by signal {self.exit.signal}"
         self.left = Left.of(self.report.get("program"))
+        if self.stop is None and output_cap is not None and self.left.output_size > output_cap:
+            self.stop, self.stop_detail = (
+                Stop.OUTPUT_LIMIT,
+                f"over {output_cap} bytes of standard output",
+            )

@@ -39,12 +39,18 @@ tests and reaches the candidate's modules (named in "modules") only through them
 Both spawns carry "cpu": the one processor both children keep to, since only one of
 them runs at a time and a wake-up on another processor costs more than a request.
 
-A spawn may carry a program instead: {"op": "spawn", "program": {"code"}, "limits"}.
-The child runs it as __main__ in an empty output folder, its standard output and
-error going to files, and exits with the program's exit (1 when it raised); it
-sends nothing. Once it is gone, the server (not the child) reads what it left — the
-output, the files in the output folder, the exception and the data of the charts it
-saved — and sends it with the exit, as {"exited": {..., "program": {...}}}.
+A spawn may carry a program instead: {"op": "spawn", "program": {"code", "input"?,
+"output_cap"?}, "limits"}. The child runs it as __main__ in an empty output folder,
+its standard output and error going to files, and exits with the program's exit (1
+when it raised); it sends nothing. Its standard input is "input" (text) when given:
+written to a file that is unlinked once open, so the program holds only a read-only
+descriptor of it; /dev/null otherwise. Once it is gone, the server (not the child)
+reads what it left — the output, the files in the output folder, the exception and
+the data of the charts it saved — and sends it with the exit, as {"exited": {...,
+"program": {...}}}. With "output_cap" (bytes), no file it writes may exceed one byte
+more than the cap, and the server sends its whole standard output up to the cap
+("output", base64) and the output's size ("output_size"): a size over the cap is
+output the program was not allowed.
 
 A child that takes calls never learns anything of the task's tests: it sees
 arguments and returns values, and only code as untrusted as the candidate runs
@@ -92,6 +98,7 @@ WORKSPACE = "workspace"
 PROGRAM = "program.py"
 OUT = "out"
 STDOUT, STDERR, RAISED, FIGURES = "stdout.txt", "stderr.txt", "raised.json", "figures.json"
+STDIN = "stdin.txt"
 TEXT_CAP = 65536
 FILES_CAP = 16 * 1024 * 1024
 FILES_MAX = 50
@@ -153,11 +160,13 @@ class _Filter:
             raise OSError("could not install the seccomp filter")
 
 
-def _limit(limits: dict[str, int]) -> None:
+def _limit(limits: dict[str, int], file_size: int | None) -> None:
+    """Set the child's limits; `file_size` (bytes), when given, in place of the
+    limits' own."""
     resource.setrlimit(resource.RLIMIT_CPU, (limits["cpu_s"], limits["cpu_s"] + 1))
     memory = limits["memory_mb"] * _MB
     resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
-    size = limits["file_size_mb"] * _MB
+    size = file_size or limits["file_size_mb"] * _MB
     resource.setrlimit(resource.RLIMIT_FSIZE, (size, size))
     resource.setrlimit(resource.RLIMIT_NOFILE, (limits["open_files"], limits["open_files"]))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
@@ -255,8 +264,9 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> 
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, PEER_OUT + 1) for fd in pipes]
     for fd, target in zip(high, targets, strict=True):
         os.dup2(fd, target)
-    null = os.open(os.devnull, os.O_RDONLY)
     program = "program" in message
+    given = message["program"].get("input") if program else None
+    null = _input_file(given) if isinstance(given, str) else os.open(os.devnull, os.O_RDONLY)
     flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC
     output = os.open(STDOUT if program else OUTPUT_FILE, flags, 0o600)
     errors = os.open(STDERR, flags, 0o600) if program else output
@@ -268,7 +278,8 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> 
     if "cpu" in message:
         with contextlib.suppress(OSError, ValueError):
             os.sched_setaffinity(0, {message["cpu"]})
-    _limit(message["limits"])
+    cap = message["program"].get("output_cap") if program else None
+    _limit(message["limits"], cap + 1 if isinstance(cap, int) else None)
     if rules is not None:
         rules.install()
     if "serve" in message:
@@ -299,6 +310,17 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> 
         else:
             reply = _call(function, request)
         _reply(reply)
+
+
+def _input_file(text: str) -> int:
+    """A read-only descriptor of a file holding `text`, which is unlinked: the program
+    reads its input through it and can reach it no other way."""
+    writing = os.open(STDIN, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
+    with os.fdopen(writing, "wb") as handle:
+        handle.write(text.encode("utf-8"))
+    descriptor = os.open(STDIN, os.O_RDONLY)
+    os.unlink(STDIN)
+    return descriptor
 
 
 def _test_workspace(spec: dict[str, Any], peer: bool) -> None:
@@ -451,18 +473,25 @@ def _open_regular(path: str) -> io.BufferedReader | None:
     return handle
 
 
-def _read_back(scratch: str) -> dict[str, Any]:
+def _read_back(scratch: str, output_cap: Any) -> dict[str, Any]:
     """What a program's child left in `scratch`: its output (the start of standard
-    output, the end of standard error), the files in its output folder (regular
-    files with UTF-8 names only, within the caps; SKIPPED_MAX others named), its
-    exception and its saved charts. Read by the server after the child is gone; what
-    the child could have written there is read as untrusted data."""
+    output, the end of standard error; with an `output_cap`, standard output whole
+    up to the cap, and its size), the files in its output folder (regular files with
+    UTF-8 names only, within the caps; SKIPPED_MAX others named), its exception and
+    its saved charts. Read by the server after the child is gone; what the child
+    could have written there is read as untrusted data."""
     found: dict[str, Any] = {
         "stdout": _read_text(os.path.join(scratch, STDOUT), keep_end=False),
         "stderr": _read_text(os.path.join(scratch, STDERR), keep_end=True),
         "files": {},
         "skipped": [],
     }
+    if isinstance(output_cap, int):
+        handle = _open_regular(os.path.join(scratch, STDOUT))
+        if handle is not None:
+            with handle:
+                found["output_size"] = os.fstat(handle.fileno()).st_size
+                found["output"] = base64.b64encode(handle.read(output_cap)).decode()
     for key, name in (("raised", RAISED), ("figures", FIGURES)):
         handle = _open_regular(os.path.join(scratch, name))
         if handle is not None:
@@ -628,7 +657,7 @@ def serve(
             "peak_kb": usage.ru_maxrss,
         }
         if "program" in request:
-            exited["program"] = _read_back(scratch)
+            exited["program"] = _read_back(scratch, request["program"].get("output_cap"))
         control.send({"exited": exited})
         _reset(writable)
 

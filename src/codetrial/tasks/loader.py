@@ -4,8 +4,9 @@ A function task's folder holds `spec.md` (with one ```python block giving the
 signature), `test_*.py` (visible tests), optionally `hidden/test_*.py`,
 `reference.py`, `heavy_input.txt` (see `Task.heavy_input`) and `packages.txt`
 (the libraries it may import, one pip requirement a line, see `Task.packages`). A workspace task's
-folder is an Exercism exercise (see `codetrial.tasks.workspace`). A suite is a
-folder of task folders of one kind.
+folder is an Exercism exercise (see `codetrial.tasks.workspace`), a program task's a
+contest problem (see `codetrial.tasks.programs`). A suite is a folder of task folders
+of one kind.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from codetrial.tasks.benchmarks import (
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import first_record, read_jsonl
 from codetrial.tasks.model import HEAVY_INPUT, PACKAGES, Signature, Task, TestFile
+from codetrial.tasks.programs import ProgramTask, is_program_suite, load_programs
 from codetrial.tasks.questions import (
     QuestionTask,
     is_question_suite,
@@ -39,7 +41,7 @@ from codetrial.tasks.questions import (
 from codetrial.tasks.repository import RepositoryTask, is_swe_record, load_swe
 from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
 
-AnyTask = Task | WorkspaceTask | RepositoryTask | QuestionTask
+AnyTask = Task | WorkspaceTask | RepositoryTask | QuestionTask | ProgramTask
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _TITLE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
@@ -137,6 +139,8 @@ def _load_folder_suite(root: Path) -> list[AnyTask]:
         return list(load_questions(root, root.name))
     if exercise_folders(root):
         return list(load_exercism(root, root.name))
+    if is_program_suite(root):
+        return list(load_programs(root, root.name))
     tasks: list[AnyTask] = [
         load_folder(p, suite=root.name)
         for p in sorted(root.iterdir())

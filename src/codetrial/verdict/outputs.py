@@ -1,0 +1,60 @@
+"""A program's output compared with a case's expected output, on the trusted side, as
+contest judges compare them:
+
+    exact    the same text, character for character;
+    tokens   the same whitespace-separated tokens: spaces, tabs, line ends (\\n or
+             \\r\\n) and blank lines at the end count as one separator (the default);
+    float    tokens, where an expected token that is a number matches any number within
+             `abs_tol` of it or within `rel_tol` of its size; other tokens must be equal.
+
+`difference` says where two outputs first differ, or None when they match.
+"""
+
+from __future__ import annotations
+
+import math
+
+SHOWN = 60  # characters of a token shown in a difference
+
+
+def difference(
+    mode: str, expected: str, got: str, *, abs_tol: float = 0.0, rel_tol: float = 0.0
+) -> str | None:
+    """Where `got` first differs from `expected` under `mode`, in words; None when
+    they match."""
+    if mode == "exact":
+        return None if got == expected else _first_char(expected, got)
+    want, have = expected.split(), got.split()
+    for index, (one, other) in enumerate(zip(want, have, strict=False)):
+        if one == other or (mode == "float" and _close(one, other, abs_tol, rel_tol)):
+            continue
+        return f"token {index + 1}: expected {_cut(one)}, got {_cut(other)}"
+    if len(want) != len(have):
+        return f"expected {len(want)} tokens, got {len(have)}"
+    return None
+
+
+def _close(expected: str, got: str, abs_tol: float, rel_tol: float) -> bool:
+    try:
+        want, have = float(expected), float(got)
+    except ValueError:
+        return False
+    if not (math.isfinite(want) and math.isfinite(have)):
+        return False
+    return abs(want - have) <= max(abs_tol, rel_tol * abs(want))
+
+
+def _first_char(expected: str, got: str) -> str:
+    at = next(
+        (i for i, (a, b) in enumerate(zip(expected, got, strict=False)) if a != b),
+        min(len(expected), len(got)),
+    )
+    line = expected.count("\n", 0, at) + 1
+    return (
+        f"character {at + 1} (line {line}): expected {_cut(expected[at : at + 20])}, "
+        f"got {_cut(got[at : at + 20])}"
+    )
+
+
+def _cut(text: str) -> str:
+    return repr(text if len(text) <= SHOWN else text[:SHOWN] + "...")
