@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from codetrial.config import Limits
 from codetrial.sandbox import Sandbox, Stop
 from codetrial.sandbox.server import ProgramRun
 
 CAP = 1 << 20
 
 
-def run(sandbox: Sandbox, code: str, stdin: str | None = None, cap: int | None = CAP) -> ProgramRun:
-    with sandbox.program(code, stdin=stdin, output_cap=cap) as ran:
+def run(
+    sandbox: Sandbox,
+    code: str,
+    stdin: str | None = None,
+    cap: int | None = CAP,
+    limits: Limits | None = None,
+) -> ProgramRun:
+    with sandbox.program(code, stdin=stdin, output_cap=cap, limits=limits) as ran:
         pass
     return ran
 
@@ -81,6 +88,8 @@ def test_a_flood_that_swallows_its_error_is_still_the_output_limit(sandbox: Sand
 
 def test_a_cap_above_the_file_size_limit_is_the_cap_in_force(sandbox: Sandbox) -> None:
     cap = 17 * 1024 * 1024  # above the 16 MiB every other run's files are held to
-    ran = run(sandbox, f"import sys\nsys.stdout.write('z' * {cap})", cap=cap)
-    assert ran.stop is None and ran.exit is not None and ran.exit.code == 0
+    # Reading 17 MiB back takes the server a while on a busy machine: 30 s of wall.
+    roomy = Limits(timeout_s=30, cpu_s=3)
+    ran = run(sandbox, f"import sys\nsys.stdout.write('z' * {cap})", cap=cap, limits=roomy)
+    assert ran.stop is None and ran.exit is not None and ran.exit.code == 0, ran.stop_detail
     assert ran.left.output_size == cap and len(ran.left.output) == cap
