@@ -177,6 +177,8 @@ def test_the_candidate_s_objects_compare_by_its_own_rules_and_keep_identity(
     point = mod.Point(1, 2)
     assert point == mod.Point(1, 2)
     assert point != mod.Point(2, 2)
+    assert isinstance(point, mod.Point) and not isinstance(5, mod.Point)
+    assert issubclass(mod.Underflow, IndexError)
     moved, name, value = point.moved(1, name="n", value="v")
     assert (moved.x, name, value) == (2, "n", "v")
     assert mod.Point is mod.Point

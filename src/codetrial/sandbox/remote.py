@@ -165,6 +165,8 @@ OPERATIONS: dict[str, Callable[..., Any]] = {
     "abs": operator.abs,
     "invert": operator.invert,
     "import": importlib.import_module,
+    "isinstance": isinstance,
+    "issubclass": issubclass,
     "public": _public,
     **{name: getattr(operator, name) for name in ("eq", "ne", "lt", "le", "gt", "ge")},
     **{name: getattr(operator, name) for name in _ARITHMETIC},
@@ -577,6 +579,15 @@ class Remote(_Proxy):
 
     def __setitem__(self, key: Any, value: Any) -> None:
         object.__getattribute__(self, "_ct_end").request("setitem", (self, key, value))
+
+    def __instancecheck__(self, value: Any) -> bool:
+        """`isinstance(value, Clock)`, with `Clock` a class of the candidate's."""
+        end = object.__getattribute__(self, "_ct_end")
+        return bool(end.request("isinstance", (value, self)))
+
+    def __subclasscheck__(self, kind: Any) -> bool:
+        end = object.__getattribute__(self, "_ct_end")
+        return bool(end.request("issubclass", (kind, self)))
 
     def __format__(self, spec: str) -> str:
         end = object.__getattribute__(self, "_ct_end")
