@@ -15,6 +15,7 @@ import json
 import shutil
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from codetrial.config import (
 from codetrial.edits import EDIT_FORMATS
 from codetrial.errors import ConfigError
 from codetrial.gate import get_profile
-from codetrial.kinds import Kind, Suite, load_suite, stored_tasks
+from codetrial.kinds import Kind, Suite, load_suite, released_within, stored_tasks
 from codetrial.kinds.function import FUNCTION
 from codetrial.models import Backend
 from codetrial.pipeline import conduct
@@ -164,6 +165,16 @@ def _shape_conditions(
 SERVER_KEYS = ("base_url", "ollama_url", "openai_url", "api_key")
 
 
+def _date(value: date | str | None, option: str) -> date | None:
+    """An ISO date the caller gave, as a `date` or its text."""
+    if value is None or isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise ConfigError(f"--{option} takes an ISO date (2025-01-31), not {value!r}") from None
+
+
 def server_endpoints(
     base_url: str | None = None,
     ollama_url: str | None = None,
@@ -183,6 +194,8 @@ def configure(
     wheels: Path | str | None = None,
     task_ids: Sequence[str] = (),
     limit: int | None = None,
+    since: date | str | None = None,
+    until: date | str | None = None,
     samples: int = 1,
     temperature: float = 0.0,
     seed: int = 42,
@@ -210,15 +223,20 @@ def configure(
     """The configuration and the tasks of the trial `run` would start with these
     conditions, checked and nothing run; a ConfigError says what is wrong. `prices`:
     model -> what its tokens cost, a `Price` or "IN/OUT" in dollars per million prompt
-    and completion tokens; a model without one costs nothing."""
+    and completion tokens; a model without one costs nothing. `since` and `until`
+    (ISO dates, both inclusive) keep only the problems released in that window."""
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
+    window = _date(since, "since"), _date(until, "until")
     data, repos, wheels = _path(data), _path(repos), _path(wheels)
     packages = _names(packages, "packages")
     unpriced = sorted(set(prices) - set(_names(models, "models")))
     if unpriced:
         raise ConfigError(f"--price names {', '.join(unpriced)}, which is no --model of the run")
-    tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)[:limit]
+    tasks = load_suite(suite, _names(task_ids, "task_ids") or None, data, packages)
+    if window != (None, None):
+        tasks = released_within(tasks, *window)
+    tasks = tasks[:limit]
     shaped = _shape_conditions(
         tasks,
         suite,
@@ -239,7 +257,9 @@ def configure(
             "models": _names(models, "models"),
             "suite": suite,
             "data": data,
-            "task_ids": [t.id for t in tasks] if (task_ids or limit) else [],
+            "task_ids": [t.id for t in tasks] if (task_ids or limit or any(window)) else [],
+            "since": window[0],
+            "until": window[1],
             "samples": samples,
             "temperature": temperature,
             "seed": seed,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -120,6 +121,8 @@ class RunConfig(BaseModel):
     suite: str = "contracts10"
     data: Path | None = None
     task_ids: list[str] = []
+    since: date | None = None  # the contamination window: problems released in it only
+    until: date | None = None
     temperature: float = Field(0.0, ge=0)
     seed: int = 42
     think: bool = False

@@ -14,7 +14,8 @@ from codetrial.tasks.questions import requirements as read_requirements
 DataFile = Annotated[
     Path | None,
     typer.Option(
-        help="data file (humaneval+, mbpp, mbpp+, swe: instances JSONL) or folder (polyglot-python)"
+        help="data file (humaneval+, mbpp, mbpp+, livecodebench, codecontests; swe: instances "
+        "JSONL) or folder (polyglot-python; apps: a JSONL or a folder)"
     ),
 ]
 Repos = Annotated[

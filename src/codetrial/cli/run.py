@@ -39,6 +39,14 @@ def run(
     requirements: Requirements = None,
     task: Annotated[list[str], typer.Option(help="only these task ids")] = [],  # noqa: B006
     limit: Annotated[int | None, typer.Option(help="only the first N tasks")] = None,
+    since: Annotated[
+        str | None,
+        typer.Option(help="only problems released on this ISO date or after (a dated suite)"),
+    ] = None,
+    until: Annotated[
+        str | None,
+        typer.Option(help="only problems released on this ISO date or before (a dated suite)"),
+    ] = None,
     samples: Annotated[int, typer.Option(help="candidates per task")] = 1,
     temperature: Annotated[float, typer.Option()] = 0.0,
     seed: Annotated[int, typer.Option(help="sample i uses seed + i")] = 42,
@@ -117,6 +125,8 @@ def run(
             wheels=wheels,
             task_ids=task,
             limit=limit,
+            since=since,
+            until=until,
             samples=samples,
             temperature=temperature,
             seed=seed,

@@ -9,6 +9,7 @@ from codetrial.kinds.base import (
     Suite,
     kind_of,
     load_suite,
+    released_within,
     stored_tasks,
 )
 
@@ -26,5 +27,6 @@ __all__ = [
     "Suite",
     "kind_of",
     "load_suite",
+    "released_within",
     "stored_tasks",
 ]

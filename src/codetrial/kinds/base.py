@@ -19,6 +19,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, cast, overload
 
@@ -337,6 +338,30 @@ def load_suite(
         )
     chosen = tuple(sorted(packages))
     return Suite(name, kind, [dataclasses.replace(t, packages=chosen) for t in suite])
+
+
+def released_within(suite: Suite[T], since: date | None, until: date | None) -> Suite[T]:
+    """The problems of `suite` released from `since` to `until` (both inclusive, either
+    open); a ConfigError when any problem has no release date, which no window can
+    place, or when none is in the window."""
+    found: dict[str, str | None] = {t.id: getattr(t, "released", None) for t in suite}
+    dated = {task_id: released for task_id, released in found.items() if released is not None}
+    undated = [task_id for task_id in found if task_id not in dated]
+    if undated:
+        raise ConfigError(
+            f"--since and --until select problems by their release date, and suite "
+            f"{suite.name!r} has {len(undated)} without one ({', '.join(undated[:3])}"
+            f"{', ...' if len(undated) > 3 else ''}): run it without a window"
+        )
+    low, high = (since or date.min).isoformat(), (until or date.max).isoformat()
+    kept = [t for t in suite if low <= dated[t.id] <= high]
+    if not kept:
+        first, last = min(dated.values()), max(dated.values())
+        raise ConfigError(
+            f"no problem of suite {suite.name!r} was released from {since or 'the start'} "
+            f"to {until or 'now'}; its problems were released from {first} to {last}"
+        )
+    return Suite(suite.name, suite.kind, kept)
 
 
 def stored_tasks(config: RunConfig, digests: Mapping[str, str], run_dir: Path) -> Suite[Any]:

@@ -28,6 +28,7 @@ from codetrial.tasks.benchmarks import (
     load_benchmark_file,
     load_humaneval,
 )
+from codetrial.tasks.contests import load_apps, load_codecontests, load_livecodebench
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import first_record, read_jsonl
 from codetrial.tasks.model import HEAVY_INPUT, PACKAGES, Signature, Task, TestFile
@@ -214,6 +215,24 @@ def _load_swe(data: Path | None) -> list[RepositoryTask]:
     return load_swe(data)
 
 
+CONTEST_FILES = {
+    "livecodebench": (
+        load_livecodebench,
+        "a LiveCodeBench code-generation release file (test.jsonl, test2.jsonl, ...)",
+    ),
+    "apps": (load_apps, "APPS's test.jsonl or train.jsonl, or a folder of its problem folders"),
+    "codecontests": (load_codecontests, "a CodeContests JSONL file"),
+}
+
+
+def _load_contests(suite: str, data: Path | None) -> list[ProgramTask]:
+    load, expected = CONTEST_FILES[suite]
+    if data is None or not data.exists():
+        where = f" ({data} does not exist)" if data is not None else ""
+        raise TaskFormatError(f"suite {suite!r} needs --data PATH pointing at {expected}{where}")
+    return load(data)
+
+
 Source = Callable[[Path | None], Sequence[AnyTask]]
 SOURCES: Registry[Source] = Registry("suite")
 SOURCES.register("humaneval", lambda data: load_humaneval())
@@ -221,6 +240,8 @@ for _suite in EXPECTED_FILES:
     SOURCES.register(_suite, functools.partial(load_benchmark_file, _suite))
 SOURCES.register("polyglot-python", _load_polyglot)
 SOURCES.register("swe", _load_swe)
+for _suite in CONTEST_FILES:
+    SOURCES.register(_suite, functools.partial(_load_contests, _suite))
 
 
 def _load_source(name: str, data: Path | None) -> list[AnyTask]:
@@ -249,8 +270,8 @@ def _load_source(name: str, data: Path | None) -> list[AnyTask]:
 def load_suite(
     name: str, task_ids: list[str] | None = None, data: Path | None = None
 ) -> list[AnyTask]:
-    """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+/polyglot-python with
-    --data) or path, or only `task_ids` of it."""
+    """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+/polyglot-python/
+    livecodebench/apps/codecontests with --data) or path, or only `task_ids` of it."""
     tasks = _load_source(name, data)
     if task_ids:
         by_id = {t.id: t for t in tasks}

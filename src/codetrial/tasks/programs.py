@@ -59,7 +59,9 @@ class Case:
 class ProgramTask:
     """A contest problem: its `statement`, its `samples` (shown) and `hidden` cases,
     how a case's output is judged (`compare` with its tolerances, or the `checker`
-    program) and the CPU and wall seconds of one case's run."""
+    program), the CPU and wall seconds of one case's run, and the ISO date the
+    problem was `released` when its source says (what a contamination window selects
+    by)."""
 
     id: str
     suite: str
@@ -74,6 +76,7 @@ class ProgramTask:
     rel_tol: float = 1e-6
     cpu_s: int = 2
     wall_s: float = 6.0
+    released: str | None = None
     trust: ClassVar[str] = "trusted-side"
     policy: ClassVar[str] = "contest"
     kind: ClassVar[str] = "program"
@@ -83,7 +86,7 @@ class ProgramTask:
         """Changes whenever the statement, a case, the checker, the comparison or a
         limit does."""
         judged = asdict(self)
-        for field in ("id", "suite", "title", "reference"):
+        for field in ("id", "suite", "title", "reference", "released"):
             del judged[field]
         return hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()
 

@@ -1,0 +1,393 @@
+"""Public contest-problem benchmarks as program tasks, read from the user's own copies
+in their published formats: LiveCodeBench's code-generation release files, APPS
+(its JSONL or its folder of problems) and CodeContests (JSONL).
+
+These files come from the internet: nothing in them is evaluated, executed or
+unpickled freely. LiveCodeBench's private cases are a pickled string; they are read
+only through `plain_pickle`, which admits the opcodes of plain strings, numbers,
+lists and dicts and no global at all. A reference solution a file carries runs only
+in the sandbox, as every reference does.
+
+Problems a program task cannot hold honestly are left out and counted in one logged
+warning: LiveCodeBench's functional problems and APPS's call-based ones (a method or
+function called with arguments, not a program reading standard input), and
+CodeContests problems that read or write named files.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import logging
+import math
+import pickle
+import pickletools
+import zlib
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from codetrial.errors import TaskFormatError
+from codetrial.tasks.files import read_task_file
+from codetrial.tasks.jsonl import read_jsonl
+from codetrial.tasks.programs import Case, ProgramTask
+
+log = logging.getLogger(__name__)
+
+UNPACKED_CAP = 512 * 1024 * 1024  # bytes a compressed field may unpack to
+PYTHON3 = 3  # CodeContests' language number for Python 3
+_PLAIN_OPCODES = frozenset(
+    {
+        "PROTO",
+        "FRAME",
+        "STOP",
+        "MARK",
+        "POP",
+        "POP_MARK",
+        "DUP",
+        "MEMOIZE",
+        "PUT",
+        "BINPUT",
+        "LONG_BINPUT",
+        "GET",
+        "BINGET",
+        "LONG_BINGET",
+        "STRING",
+        "BINSTRING",
+        "SHORT_BINSTRING",
+        "UNICODE",
+        "BINUNICODE",
+        "SHORT_BINUNICODE",
+        "BINUNICODE8",
+        "INT",
+        "BININT",
+        "BININT1",
+        "BININT2",
+        "LONG",
+        "LONG1",
+        "LONG4",
+        "FLOAT",
+        "BINFLOAT",
+        "NONE",
+        "NEWTRUE",
+        "NEWFALSE",
+        "EMPTY_LIST",
+        "APPEND",
+        "APPENDS",
+        "LIST",
+        "EMPTY_DICT",
+        "SETITEM",
+        "SETITEMS",
+        "DICT",
+        "EMPTY_TUPLE",
+        "TUPLE",
+        "TUPLE1",
+        "TUPLE2",
+        "TUPLE3",
+    }
+)
+
+
+class _NoGlobals(pickle.Unpickler):
+    """An unpickler that finds no class or function: no object but a plain value can
+    be built, and nothing can be called."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"refers to {module}.{name}")
+
+
+def plain_pickle(data: bytes, where: str) -> object:
+    """The plain value (strings, numbers, lists, dicts, tuples) a pickle holds; a
+    TaskFormatError naming `where` for any other pickle, which is never run."""
+    try:
+        for opcode, _, _ in pickletools.genops(data):
+            if opcode.name not in _PLAIN_OPCODES:
+                raise TaskFormatError(
+                    f"{where}: the pickle holds more than plain strings and numbers "
+                    f"(opcode {opcode.name}); it is refused unread"
+                )
+        return _NoGlobals(io.BytesIO(data)).load()
+    except (pickle.UnpicklingError, ValueError, EOFError, MemoryError) as exc:
+        raise TaskFormatError(f"{where}: not a pickle of plain values ({exc})") from exc
+
+
+def _unpacked(text: str, where: str) -> bytes:
+    """Base64 of zlib-compressed bytes, unpacked up to UNPACKED_CAP."""
+    try:
+        packed = base64.b64decode(text.encode("ascii"), validate=True)
+        inflater = zlib.decompressobj()
+        data = inflater.decompress(packed, UNPACKED_CAP)
+    except (UnicodeEncodeError, binascii.Error, zlib.error) as exc:
+        raise TaskFormatError(f"{where}: neither JSON nor base64 of zlib data ({exc})") from exc
+    if inflater.unconsumed_tail:
+        raise TaskFormatError(f"{where}: unpacks to more than {UNPACKED_CAP >> 20} MiB")
+    return data
+
+
+def _json_field(record: dict[str, Any], name: str, where: str, default: object = None) -> Any:
+    """A field holding JSON as a string (or the value itself, as some copies hold)."""
+    value = record.get(name, default)
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError as exc:
+        raise TaskFormatError(f"{where}: field {name!r} is not JSON ({exc})") from exc
+
+
+def _text(record: dict[str, Any], name: str, where: str) -> str:
+    value = record.get(name)
+    if not isinstance(value, str) or not value:
+        raise TaskFormatError(f"{where}: field {name!r} is missing or not a string")
+    return value
+
+
+def _cases(pairs: Iterable[tuple[object, object]], prefix: str, where: str) -> tuple[Case, ...]:
+    cases = []
+    for number, (given, expected) in enumerate(pairs, start=1):
+        if not isinstance(given, str) or not isinstance(expected, str):
+            raise TaskFormatError(f"{where}: {prefix} case {number}: input and output must be text")
+        cases.append(Case(f"{prefix}{number}", given, expected))
+    return tuple(cases)
+
+
+def _skipped(source: Path, skipped: Counter[str], tasks: list[ProgramTask]) -> None:
+    """Says what was left out; a TaskFormatError when nothing is left."""
+    said = "; ".join(f"{count} {why}" for why, count in sorted(skipped.items()))
+    if not tasks:
+        raise TaskFormatError(
+            f"{source}: no problem a program task can hold" + (f" ({said})" * bool(said))
+        )
+    if skipped:
+        log.warning("%s: %d problems loaded, %s left out", source, len(tasks), said)
+
+
+def _statement(title: str, text: str) -> str:
+    return f"# {title}\n\n{text.strip()}\n"
+
+
+# LiveCodeBench
+
+
+def _lcb_cases(record: dict[str, Any], field: str, where: str) -> list[dict[str, Any]]:
+    """A test-case field: JSON text, or (private cases of newer releases) base64 of a
+    zlib-compressed pickle of JSON text."""
+    value = record.get(field)
+    if not isinstance(value, str):
+        raise TaskFormatError(f"{where}: field {field!r} is missing or not a string")
+    try:
+        cases = json.loads(value)
+    except ValueError:
+        held = plain_pickle(
+            _unpacked(value, f"{where}: field {field!r}"), f"{where}: field {field!r}"
+        )
+        if not isinstance(held, str):
+            raise TaskFormatError(
+                f"{where}: field {field!r}: the pickle holds no JSON text"
+            ) from None
+        try:
+            cases = json.loads(held)
+        except ValueError as exc:
+            raise TaskFormatError(
+                f"{where}: field {field!r}: pickled text is not JSON ({exc})"
+            ) from exc
+    if not isinstance(cases, list) or not all(isinstance(c, dict) for c in cases):
+        raise TaskFormatError(f"{where}: field {field!r} must be a list of test cases")
+    return cases
+
+
+def _released(value: object, where: str) -> str:
+    """An ISO date or date and time, as the date."""
+    try:
+        return datetime.fromisoformat(str(value)).date().isoformat()
+    except ValueError:
+        raise TaskFormatError(
+            f"{where}: field 'contest_date' is not an ISO date ({value!r:.40})"
+        ) from None
+
+
+def load_livecodebench(path: Path) -> list[ProgramTask]:
+    """LiveCodeBench code-generation problems from one of its release files; its
+    functional (LeetCode) problems are left out and counted."""
+    tasks, skipped = [], Counter[str]()
+    for where, record in read_jsonl(path):
+        public = _lcb_cases(record, "public_test_cases", where)
+        private = _lcb_cases(record, "private_test_cases", where)
+        kinds = {c.get("testtype") for c in public + private}
+        if kinds == {"functional"}:
+            skipped["functional (LeetCode) problems"] += 1
+            continue
+        if kinds != {"stdin"}:
+            raise TaskFormatError(
+                f"{where}: a problem's test types must all be 'stdin' or all "
+                f"'functional', not {sorted(map(str, kinds))}"
+            )
+        title = _text(record, "question_title", where)
+        tasks.append(
+            ProgramTask(
+                id=_text(record, "question_id", where),
+                suite="livecodebench",
+                title=title,
+                statement=_statement(title, _text(record, "question_content", where)),
+                samples=_cases(((c.get("input"), c.get("output")) for c in public), "", where),
+                hidden=_cases(((c.get("input"), c.get("output")) for c in private), "", where),
+                released=_released(record.get("contest_date"), where),
+            )
+        )
+    _skipped(path, skipped, tasks)
+    return tasks
+
+
+# APPS
+
+
+def _apps_problem(
+    problem_id: str, question: str, io_spec: object, solutions: object, where: str
+) -> ProgramTask | None:
+    """One APPS problem; None when it is call-based."""
+    if not isinstance(io_spec, dict):
+        raise TaskFormatError(f"{where}: field 'input_output' must be an object")
+    if "fn_name" in io_spec:
+        return None
+    inputs, outputs = io_spec.get("inputs"), io_spec.get("outputs")
+    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
+        raise TaskFormatError(f"{where}: 'inputs' and 'outputs' must be lists of one length")
+    if not inputs:
+        raise TaskFormatError(f"{where}: no test case")
+    cases = _cases(zip(inputs, outputs, strict=True), "", where)
+    if solutions is not None and not (
+        isinstance(solutions, list) and all(isinstance(s, str) for s in solutions)
+    ):
+        raise TaskFormatError(f"{where}: field 'solutions' must be a list of programs")
+    return ProgramTask(
+        id=f"apps/{problem_id}",
+        suite="apps",
+        title=f"APPS {problem_id}",
+        statement=_statement(f"APPS {problem_id}", question),
+        samples=cases[:1],
+        hidden=cases[1:],
+        reference=solutions[0] if solutions else None,
+    )
+
+
+def _apps_records(path: Path) -> Iterator[tuple[str, str, str, object, object]]:
+    """(where, id, question, input_output, solutions) of a JSONL file's lines or a
+    folder's problem folders (those holding question.txt)."""
+    if path.is_file():
+        for where, record in read_jsonl(path):
+            question = _text(record, "question", where)
+            yield (
+                where,
+                str(record.get("problem_id", where.rsplit(":", 1)[-1])),
+                question,
+                _json_field(record, "input_output", where),
+                _json_field(record, "solutions", where) or None,
+            )
+        return
+    for folder in sorted(p for p in path.iterdir() if (p / "question.txt").is_file()):
+        found = {}
+        for name in ("input_output.json", "solutions.json"):
+            file = folder / name
+            try:
+                found[name] = json.loads(read_task_file(file)) if file.is_file() else None
+            except ValueError as exc:
+                raise TaskFormatError(f"{file}: not JSON ({exc})") from exc
+        if found["input_output.json"] is None:
+            raise TaskFormatError(f"{folder}: no input_output.json")
+        yield (
+            str(folder / "input_output.json"),
+            folder.name,
+            read_task_file(folder / "question.txt"),
+            found["input_output.json"],
+            found["solutions.json"],
+        )
+
+
+def load_apps(path: Path) -> list[ProgramTask]:
+    """APPS problems from its JSONL or its folder of problems; call-based ones (with
+    `fn_name`) are left out and counted."""
+    tasks, skipped = [], Counter[str]()
+    for where, problem_id, question, io_spec, solutions in _apps_records(path):
+        task = _apps_problem(problem_id, question, io_spec, solutions, where)
+        if task is None:
+            skipped["call-based problems (fn_name)"] += 1
+        else:
+            tasks.append(task)
+    _skipped(path, skipped, tasks)
+    return tasks
+
+
+# CodeContests
+
+
+def _tests(record: dict[str, Any], field: str, where: str) -> list[tuple[object, object]]:
+    tests = record.get(field) or {"input": [], "output": []}
+    if not isinstance(tests, dict):
+        raise TaskFormatError(f"{where}: field {field!r} must be an object")
+    given, expected = tests.get("input"), tests.get("output")
+    if not isinstance(given, list) or not isinstance(expected, list) or len(given) != len(expected):
+        raise TaskFormatError(
+            f"{where}: field {field!r}: 'input' and 'output' must be lists of one length"
+        )
+    return list(zip(given, expected, strict=True))
+
+
+def _python3(record: dict[str, Any], where: str) -> str | None:
+    solutions = record.get("solutions") or {}
+    if not isinstance(solutions, dict):
+        raise TaskFormatError(f"{where}: field 'solutions' must be an object")
+    languages, sources = solutions.get("language") or [], solutions.get("solution") or []
+    return next(
+        (
+            s
+            for lang, s in zip(languages, sources, strict=False)
+            if lang == PYTHON3 and isinstance(s, str)
+        ),
+        None,
+    )
+
+
+def _cpu_seconds(record: dict[str, Any], where: str) -> int | None:
+    limit = record.get("time_limit")
+    if limit is None:
+        return None
+    if not isinstance(limit, dict):
+        raise TaskFormatError(f"{where}: field 'time_limit' must be {{'seconds', 'nanos'}}")
+    seconds = limit.get("seconds") or 0
+    nanos = limit.get("nanos") or 0
+    if not isinstance(seconds, int) or not isinstance(nanos, int):
+        raise TaskFormatError(f"{where}: field 'time_limit' must hold whole numbers")
+    total = seconds + nanos / 1e9
+    return max(1, math.ceil(total)) if total > 0 else None
+
+
+def load_codecontests(path: Path) -> list[ProgramTask]:
+    """CodeContests problems from a JSONL file; those that read or write named files
+    are left out and counted."""
+    tasks, skipped = [], Counter[str]()
+    for where, record in read_jsonl(path):
+        if record.get("input_file") or record.get("output_file"):
+            skipped["problems that read or write named files"] += 1
+            continue
+        name = _text(record, "name", where)
+        hidden = _tests(record, "private_tests", where) + _tests(record, "generated_tests", where)
+        cpu_s = _cpu_seconds(record, where) or ProgramTask.cpu_s
+        tasks.append(
+            ProgramTask(
+                id=name,
+                suite="codecontests",
+                title=name,
+                statement=_statement(name, _text(record, "description", where)),
+                samples=_cases(_tests(record, "public_tests", where), "", where),
+                hidden=_cases(hidden, "", where),
+                reference=_python3(record, where),
+                cpu_s=cpu_s,
+                wall_s=3.0 * cpu_s,
+            )
+        )
+    _skipped(path, skipped, tasks)
+    return tasks

@@ -1,0 +1,189 @@
+"""Public contest benchmarks read as their files are (LiveCodeBench, APPS,
+CodeContests), their pickled cases read without running anything, and the release
+window that selects problems by date."""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import logging
+import os
+import pickle
+import zlib
+from datetime import date
+from pathlib import Path
+
+import pytest
+from conftest import cli, fenced
+
+import codetrial
+from codetrial.errors import ConfigError, TaskFormatError
+from codetrial.models.scripted import ScriptedBackend
+from codetrial.tasks import load_suite
+from codetrial.tasks.contests import _NoGlobals, plain_pickle
+
+FIXTURES = Path(__file__).parent / "fixtures" / "contests"
+LCB = FIXTURES / "livecodebench.jsonl"
+
+
+def lcb_line(tmp_path: Path, **fields: object) -> Path:
+    """The fixture's first problem with `fields` changed, as a file of its own."""
+    record = json.loads(LCB.read_text().splitlines()[0]) | fields
+    path = tmp_path / "test.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    return path
+
+
+def packed(payload: bytes) -> str:
+    return base64.b64encode(zlib.compress(payload)).decode()
+
+
+def test_livecodebench_problems_keep_their_cases_dates_and_leave_out_functional_ones(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        tasks = {t.id: t for t in load_suite("livecodebench", data=LCB)}
+    assert sorted(tasks) == ["1801A", "abc901_a", "abc950_b"]
+    assert "3 problems loaded, 1 functional (LeetCode) problems left out" in caplog.text
+    add = tasks["abc901_a"]
+    assert add.kind == "program" and add.suite == "livecodebench" and add.released == "2024-03-02"
+    assert [(c.input, c.output) for c in add.samples] == [("3 4\n", "7\n")]
+    assert [c.input for c in add.hidden] == ["1000000000 1000000000\n", "-5 2\n"]
+    assert add.statement.startswith("# Add Two\n\nRead two integers")
+    assert add.reference is None
+    older = tasks["1801A"]  # an older release: private cases in plain JSON
+    assert older.released == "2023-07-15" and len(older.hidden) == 3
+
+
+class Payload:
+    """A pickle that runs a shell command when loaded: it touches `target`."""
+
+    def __init__(self, target: Path) -> None:
+        self.target = target
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return os.system, (f"touch {self.target}",)
+
+
+def test_a_pickled_string_of_every_protocol_is_read_and_a_global_is_not_run(
+    tmp_path: Path,
+) -> None:
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        text = json.dumps([{"input": "é 1\n", "output": "2\n", "testtype": "stdin"}])
+        assert plain_pickle(pickle.dumps(text, protocol=protocol), "here") == text
+    control, canary = tmp_path / "control", tmp_path / "canary"
+    pickle.loads(pickle.dumps(Payload(control)))  # what such a pickle does when loaded
+    assert control.exists()
+    for protocol in (0, 2, pickle.HIGHEST_PROTOCOL):
+        hostile = pickle.dumps(Payload(canary), protocol=protocol)
+        path = lcb_line(tmp_path, private_test_cases=packed(hostile))
+        with pytest.raises(TaskFormatError) as refused:
+            load_suite("livecodebench", data=path)
+        assert f"{path}:1: field 'private_test_cases'" in str(refused.value)
+        assert "more than plain strings and numbers" in str(refused.value)
+    assert not canary.exists()
+
+
+def test_the_unpickler_alone_finds_no_global() -> None:
+    """Past the opcode check, a global still finds nothing to build or call."""
+    with pytest.raises(pickle.UnpicklingError, match=r"refers to posix\.system"):
+        _NoGlobals(io.BytesIO(pickle.dumps(os.system))).load()
+
+
+@pytest.mark.parametrize(
+    ("fields", "says"),
+    [
+        ({"private_test_cases": "not base64 !"}, "neither JSON nor base64 of zlib data"),
+        ({"private_test_cases": packed(pickle.dumps([1, 2]))}, "the pickle holds no JSON text"),
+        ({"private_test_cases": packed(b"junk")}, "not a pickle of plain values"),
+        ({"public_test_cases": "{}"}, "must be a list of test cases"),
+        ({"contest_date": "March 2024"}, "field 'contest_date' is not an ISO date"),
+        ({"question_title": 3}, "field 'question_title' is missing or not a string"),
+    ],
+)
+def test_bad_livecodebench_lines_are_named(tmp_path: Path, fields: dict, says: str) -> None:
+    path = lcb_line(tmp_path, **fields)
+    with pytest.raises(TaskFormatError, match=f"^{path}:1: .*{says}"):
+        load_suite("livecodebench", data=path)
+
+
+@pytest.mark.parametrize("source", ["apps.jsonl", "apps"])
+def test_apps_problems_from_the_jsonl_or_the_folder(
+    source: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        (task,) = load_suite("apps", data=FIXTURES / source)
+    assert "1 call-based problems (fn_name) left out" in caplog.text
+    assert task.id in ("apps/4000", "apps/0000") and task.released is None
+    assert [c.input for c in task.samples] == ["3\n"]
+    assert [c.output for c in task.hidden] == ["1\n", "500000000500000000\n"]
+    assert task.reference == "n = int(input())\nprint(n * (n + 1) // 2)\n"
+
+
+def test_codecontests_problems_take_their_time_limit_and_a_python_3_reference(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        (task,) = load_suite("codecontests", data=FIXTURES / "codecontests.jsonl")
+    assert "1 problems that read or write named files left out" in caplog.text
+    assert task.id == "1003_A. Distinct Coins" and (task.cpu_s, task.wall_s) == (3, 9.0)
+    assert len(task.samples) == 1 and len(task.hidden) == 3  # private and generated
+    assert task.reference == "input()\nprint(len(set(input().split())))\n"
+
+
+def test_a_suite_without_its_data_or_with_nothing_to_judge_says_so(tmp_path: Path) -> None:
+    with pytest.raises(TaskFormatError, match="needs --data PATH pointing at a LiveCodeBench"):
+        load_suite("livecodebench")
+    only_functional = tmp_path / "leetcode.jsonl"
+    only_functional.write_text(LCB.read_text().splitlines()[2] + "\n")
+    with pytest.raises(TaskFormatError, match=r"no problem a program task can hold \(1 functional"):
+        load_suite("livecodebench", data=only_functional)
+
+
+def test_references_of_apps_and_codecontests_pass_in_the_sandbox() -> None:
+    for suite, data in (("apps", "apps"), ("codecontests", "codecontests.jsonl")):
+        done = cli("check", "--references", "--suite", suite, "--data", FIXTURES / data)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert " passed " in done.stdout, done.stdout
+
+
+def test_a_window_keeps_the_problems_released_in_it_and_is_recorded(tmp_path: Path) -> None:
+    config, tasks = codetrial.configure("livecodebench", data=LCB, since="2024-01-01")
+    assert [t.id for t in tasks] == ["abc901_a", "abc950_b"]
+    assert (config.since, config.until) == (date(2024, 1, 1), None)
+    _, tasks = codetrial.configure("livecodebench", data=LCB, until="2024-03-02")
+    assert [t.id for t in tasks] == ["abc901_a", "1801A"]
+    answer = "a, b = map(int, input().split())\nprint(a + b)\n"
+    backend = ScriptedBackend({"Add Two": [fenced(answer)]}, "scripted/lcb")
+    run = codetrial.run(
+        "livecodebench",
+        ["scripted/lcb"],
+        data=LCB,
+        since="2024-03-01",
+        until="2024-03-31",
+        runs_dir=tmp_path,
+        name="window",
+        backends={"scripted/lcb": backend},
+    )
+    (row,) = run.table()
+    assert row["task_id"] == "abc901_a" and row["outcome"] == "passed"
+    manifest = json.loads((run.path / "manifest.json").read_text())
+    assert (manifest["config"]["since"], manifest["config"]["until"]) == (
+        "2024-03-01",
+        "2024-03-31",
+    )
+
+
+@pytest.mark.parametrize(
+    ("suite", "window", "says"),
+    [
+        ("programs", {"since": "2024-01-01"}, "suite 'programs' has 11 without one"),
+        ("livecodebench", {"since": "2026-01-01"}, "released from 2023-07-15 to 2025-02-01"),
+        ("livecodebench", {"until": "2024-13-01"}, "--until takes an ISO date"),
+    ],
+)
+def test_a_window_that_cannot_select_says_why(suite: str, window: dict, says: str) -> None:
+    data = LCB if suite == "livecodebench" else None
+    with pytest.raises(ConfigError, match=says):
+        codetrial.configure(suite, data=data, **window)
