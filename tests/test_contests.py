@@ -187,3 +187,33 @@ def test_a_window_that_cannot_select_says_why(suite: str, window: dict, says: st
     data = LCB if suite == "livecodebench" else None
     with pytest.raises(ConfigError, match=says):
         codetrial.configure(suite, data=data, **window)
+
+
+def test_the_report_gives_pass_at_1_per_month_of_release(tmp_path: Path) -> None:
+    solved = "a, b = map(int, input().split())\nprint(a + b)\n"
+    backend = ScriptedBackend(
+        {"Add Two": [fenced(solved)], "Reverse": [fenced("print(0)")], "Largest": [fenced("x")]},
+        "scripted/lcb",
+    )
+    run = codetrial.run(
+        "livecodebench",
+        ["scripted/lcb"],
+        data=LCB,
+        repair_attempts=0,
+        runs_dir=tmp_path,
+        name="months",
+        backends={"scripted/lcb": backend},
+    )
+    assert run.manifest.released == {
+        "abc901_a": "2024-03-02",
+        "1801A": "2023-07-15",
+        "abc950_b": "2025-02-01",
+    }
+    months = json.loads((run.path / "results.json").read_text())["by_release_month"]
+    assert [(m["month"], m["first"]["value"], m["first"]["tasks"]) for m in months] == [
+        ("2023-07", 0.0, 1),
+        ("2024-03", 1.0, 1),
+        ("2025-02", 0.0, 1),
+    ]
+    report = (run.path / "report.html").read_text()
+    assert "pass@1 by month of release" in report and "2024-03" in report

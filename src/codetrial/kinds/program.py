@@ -234,6 +234,9 @@ class ProgramKind(Kind[ProgramTask]):
         cases = f"{len(task.samples)} sample, {len(task.hidden)} hidden cases, by {judged}"
         return task.title, cases, "yes" if task.reference else "no"
 
+    def recorded(self, task: ProgramTask) -> dict[str, dict[str, object]]:
+        return {"released": {task.id: task.released}} if task.released else {}
+
     def asked_text(self, task: ProgramTask) -> str:
         return task.statement
 

@@ -27,9 +27,11 @@ from codetrial.report.summary import (
     EfficiencySummary,
     Integrity,
     ModelSummary,
+    MonthPass,
     PassAtK,
     RepositorySummary,
     SuspectLine,
+    by_release_month,
     cell,
     edit_summaries,
     efficiency_summaries,
@@ -56,6 +58,7 @@ class Figures:
     results: list[TaskResult]
     rows: list[ModelSummary]
     pass_at_k: list[PassAtK]
+    by_month: list[MonthPass]  # problems that carry a release date only
     edits: list[EditSummary]
     repositories: list[RepositorySummary]
     efficiency: dict[str, Any]  # efficiency.json as measured ({} when it was not)
@@ -78,6 +81,7 @@ def figures(store: RunStore) -> Figures:
         results=results,
         rows=summarize(results, config.labels, config.prices),
         pass_at_k=pass_at_k_rows(results, config.labels, list(manifest.task_sha256)),
+        by_month=by_release_month(results, config.labels, manifest.released),
         edits=edit_summaries(
             results,
             config.labels,
@@ -146,6 +150,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "models": models,
         "matrix": matrix(results, models, task_ids),
         "pass_at_k": pass_at_k,
+        "by_month": figures.by_month,
         "pass_at_k_chart": pass_at_k_bars(pass_at_k) if pass_at_k else "",
         "outcome_chart": outcome_breakdown(breakdown) if results else "",
         "results": [r for r in results if r.sample == 0],
@@ -183,6 +188,7 @@ def results_document(store: RunStore, figures: Figures) -> dict[str, Any]:
         "manifest": json.loads(store.manifest.model_dump_json()),
         "summary": [row.as_dict() for row in figures.rows],
         "pass_at_k": [row.as_dict() for row in figures.pass_at_k],
+        "by_release_month": [row.as_dict() for row in figures.by_month],
         "edits": [row.as_dict() for row in figures.edits],
         "repositories": [row.as_dict() for row in figures.repositories],
         "efficiency": {

@@ -219,6 +219,42 @@ def pass_at_k_rows(
 
 
 @dataclass(frozen=True)
+class MonthPass:
+    """pass@1 of one model on the problems released in one month (YYYY-MM), first
+    attempts and after repair, each with its bootstrap interval over those problems:
+    a score that falls for problems released after a model was trained is the sign
+    of contamination."""
+
+    model: str
+    month: str
+    first: Estimate | None
+    after_repair: Estimate | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "model": self.model,
+            "month": self.month,
+            "first": self.first.as_dict() if self.first else "not available",
+            "after_repair": self.after_repair.as_dict() if self.after_repair else "not available",
+        }
+
+
+def by_release_month(
+    results: Sequence[TaskResult], models: Sequence[str], released: Mapping[str, str]
+) -> list[MonthPass]:
+    """pass@1 per model and month of release (`released`: task id -> ISO date), for
+    the tasks that carry a date."""
+    months: dict[str, list[str]] = {}
+    for task_id, day in sorted(released.items(), key=lambda item: item[1]):
+        months.setdefault(day[:7], []).append(task_id)
+    return [
+        MonthPass(row.model, month, row.first[1], row.after_repair[1])
+        for month, task_ids in months.items()
+        for row in pass_at_k_rows(results, models, task_ids)
+    ]
+
+
+@dataclass(frozen=True)
 class EditSummary:
     """aider's leaderboard columns for one model's edited tasks (each task's first
     sample): the pass rate after each try, with a 95% bootstrap interval over tasks;

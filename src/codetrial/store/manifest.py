@@ -51,6 +51,7 @@ class Manifest(BaseModel):
     suite: str
     task_sha256: dict[str, str]
     trust: dict[str, str] = {}  # task id -> where its verdict is decided
+    released: dict[str, str] = {}  # task id -> its release date, for problems that carry one
     workspaces: dict[str, dict[str, str]] = {}  # workspace task id -> its files at the start
     repositories: dict[str, dict[str, str]] = {}  # repository task id -> repo, commit, environment
     environments: dict[str, dict[str, Any]] = {}  # environment key -> packages asked, installed
@@ -102,7 +103,7 @@ def new_manifest(
 
 def _recorded(tasks: Sequence[AnyTask]) -> dict[str, dict[str, Any]]:
     """What the tasks' kinds keep of them in the manifest, by manifest field."""
-    fields: dict[str, dict[str, Any]] = {"workspaces": {}, "repositories": {}}
+    fields: dict[str, dict[str, Any]] = {"workspaces": {}, "repositories": {}, "released": {}}
     for task in tasks:
         for field, entries in kind_of(task).recorded(task).items():
             fields[field] |= entries
