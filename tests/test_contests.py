@@ -114,11 +114,46 @@ def test_apps_problems_from_the_jsonl_or_the_folder(
 ) -> None:
     with caplog.at_level(logging.WARNING):
         (task,) = load_suite("apps", data=FIXTURES / source)
-    assert "1 call-based problems (fn_name) left out" in caplog.text
+    assert "1 call-based problems (fn_name: see suite apps-calls) left out" in caplog.text
     assert task.id in ("apps/4000", "apps/0000") and task.released is None
     assert [c.input for c in task.samples] == ["3\n"]
     assert [c.output for c in task.hidden] == ["1\n", "500000000500000000\n"]
     assert task.reference == "n = int(input())\nprint(n * (n + 1) // 2)\n"
+
+
+@pytest.mark.parametrize("source", ["apps.jsonl", "apps"])
+def test_apps_call_based_problems_are_function_tasks(
+    source: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING):
+        (task,) = load_suite("apps-calls", data=FIXTURES / source)
+    assert "1 problems that read standard input (see suite apps) left out" in caplog.text
+    assert task.kind == "function" and task.harness == "check"
+    assert task.signature.source == "def double(x):" and "double(2) => 4" in task.spec
+    assert [t.visibility.value for t in task.tests] == ["visible", "hidden"]
+
+
+def test_apps_call_arguments_are_data_however_they_look(tmp_path: Path) -> None:
+    """Arguments and results that look like code reach the check as strings."""
+    sneaky = "'); open('CANARY', 'w'); ('{}\n\"\"\""
+    canary = tmp_path / "CANARY"
+    path = tmp_path / "apps.jsonl"
+    record = {
+        "problem_id": 1,
+        "question": "Return the text unchanged.",
+        "solutions": json.dumps(["def echo(s):\n    return s\n"]),
+        "input_output": json.dumps(
+            {"fn_name": "echo", "inputs": [[sneaky], ["x"]], "outputs": [[sneaky], ["x"]]}
+        ),
+        "starter_code": "def echo(s):\n    ",
+    }
+    path.write_text(json.dumps(record) + "\n")
+    (task,) = load_suite("apps-calls", data=path)
+    judged = codetrial.judge("def echo(s):\n    return s\n", task)
+    assert judged.outcome.value == "passed", judged.detail
+    wrong = codetrial.judge("def echo(s):\n    return s + '!'\n", task)
+    assert wrong.outcome.value == "failed" and "returned" in wrong.visible_output
+    assert not canary.exists() and not Path("CANARY").exists()
 
 
 def test_codecontests_problems_take_their_time_limit_and_a_python_3_reference(
@@ -142,7 +177,11 @@ def test_a_suite_without_its_data_or_with_nothing_to_judge_says_so(tmp_path: Pat
 
 
 def test_references_of_apps_and_codecontests_pass_in_the_sandbox() -> None:
-    for suite, data in (("apps", "apps"), ("codecontests", "codecontests.jsonl")):
+    for suite, data in (
+        ("apps", "apps"),
+        ("apps-calls", "apps.jsonl"),
+        ("codecontests", "codecontests.jsonl"),
+    ):
         done = cli("check", "--references", "--suite", suite, "--data", FIXTURES / data)
         assert done.returncode == 0, done.stdout + done.stderr
         assert " passed " in done.stdout, done.stdout

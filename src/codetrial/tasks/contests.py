@@ -8,14 +8,17 @@ only through `plain_pickle`, which admits the opcodes of plain strings, numbers,
 lists and dicts and no global at all. A reference solution a file carries runs only
 in the sandbox, as every reference does.
 
-Problems a program task cannot hold honestly are left out and counted in one logged
-warning: LiveCodeBench's functional problems and APPS's call-based ones (a method or
-function called with arguments, not a program reading standard input), and
-CodeContests problems that read or write named files.
+APPS's call-based problems (a function called with arguments) are function tasks, a
+suite of their own (`load_apps_calls`), judged on the trusted side by a check that
+compares each result as APPS's evaluator does. Problems no task here can hold
+honestly are left out and counted in one logged warning: LiveCodeBench's functional
+problems and APPS's call-based ones whose function is a method of a class
+`Solution`, and CodeContests problems that read or write named files.
 """
 
 from __future__ import annotations
 
+import ast
 import base64
 import binascii
 import io
@@ -26,14 +29,19 @@ import pickle
 import pickletools
 import zlib
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from string import Template
 from typing import Any
 
 from codetrial.errors import TaskFormatError
+from codetrial.records import Visibility
+from codetrial.syntax import parse
 from codetrial.tasks.files import read_task_file
 from codetrial.tasks.jsonl import read_jsonl
+from codetrial.tasks.model import Signature, Task, TestFile
 from codetrial.tasks.programs import Case, ProgramTask
 
 log = logging.getLogger(__name__)
@@ -155,7 +163,7 @@ def _cases(pairs: Iterable[tuple[object, object]], prefix: str, where: str) -> t
     return tuple(cases)
 
 
-def _skipped(source: Path, skipped: Counter[str], tasks: list[ProgramTask]) -> None:
+def _skipped(source: Path, skipped: Counter[str], tasks: Sequence[Task | ProgramTask]) -> None:
     """Says what was left out; a TaskFormatError when nothing is left."""
     said = "; ".join(f"{count} {why}" for why, count in sorted(skipped.items()))
     if not tasks:
@@ -245,78 +253,189 @@ def load_livecodebench(path: Path) -> list[ProgramTask]:
 # APPS
 
 
+@dataclass(frozen=True)
+class _AppsProblem:
+    """One APPS problem as published: where it was read, its id, its question, its
+    `input_output` object, its solutions and its starter code."""
+
+    where: str
+    id: str
+    question: str
+    io_spec: dict[str, Any]
+    solutions: tuple[str, ...]
+    starter: str
+
+    @property
+    def cases(self) -> list[tuple[object, object]]:
+        inputs, outputs = self.io_spec.get("inputs"), self.io_spec.get("outputs")
+        if (
+            not isinstance(inputs, list)
+            or not isinstance(outputs, list)
+            or len(inputs) != len(outputs)
+        ):
+            raise TaskFormatError(
+                f"{self.where}: 'inputs' and 'outputs' must be lists of one length"
+            )
+        if not inputs:
+            raise TaskFormatError(f"{self.where}: no test case")
+        return list(zip(inputs, outputs, strict=True))
+
+
 def _apps_problem(
-    problem_id: str, question: str, io_spec: object, solutions: object, where: str
-) -> ProgramTask | None:
-    """One APPS problem; None when it is call-based."""
+    where: str, problem_id: str, question: str, io_spec: object, solutions: object, starter: object
+) -> _AppsProblem:
     if not isinstance(io_spec, dict):
         raise TaskFormatError(f"{where}: field 'input_output' must be an object")
-    if "fn_name" in io_spec:
-        return None
-    inputs, outputs = io_spec.get("inputs"), io_spec.get("outputs")
-    if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
-        raise TaskFormatError(f"{where}: 'inputs' and 'outputs' must be lists of one length")
-    if not inputs:
-        raise TaskFormatError(f"{where}: no test case")
-    cases = _cases(zip(inputs, outputs, strict=True), "", where)
     if solutions is not None and not (
         isinstance(solutions, list) and all(isinstance(s, str) for s in solutions)
     ):
         raise TaskFormatError(f"{where}: field 'solutions' must be a list of programs")
-    return ProgramTask(
-        id=f"apps/{problem_id}",
-        suite="apps",
-        title=f"APPS {problem_id}",
-        statement=_statement(f"APPS {problem_id}", question),
-        samples=cases[:1],
-        hidden=cases[1:],
-        reference=solutions[0] if solutions else None,
+    return _AppsProblem(
+        where, problem_id, question, io_spec, tuple(solutions or ()), str(starter or "")
     )
 
 
-def _apps_records(path: Path) -> Iterator[tuple[str, str, str, object, object]]:
-    """(where, id, question, input_output, solutions) of a JSONL file's lines or a
-    folder's problem folders (those holding question.txt)."""
+def _json_file(file: Path) -> object:
+    try:
+        return json.loads(read_task_file(file)) if file.is_file() else None
+    except ValueError as exc:
+        raise TaskFormatError(f"{file}: not JSON ({exc})") from exc
+
+
+def _apps_problems(path: Path) -> Iterator[_AppsProblem]:
+    """The problems of APPS's JSONL file or of its folder of problem folders (those
+    holding question.txt)."""
     if path.is_file():
         for where, record in read_jsonl(path):
-            question = _text(record, "question", where)
-            yield (
+            yield _apps_problem(
                 where,
                 str(record.get("problem_id", where.rsplit(":", 1)[-1])),
-                question,
+                _text(record, "question", where),
                 _json_field(record, "input_output", where),
                 _json_field(record, "solutions", where) or None,
+                record.get("starter_code"),
             )
         return
     for folder in sorted(p for p in path.iterdir() if (p / "question.txt").is_file()):
-        found = {}
-        for name in ("input_output.json", "solutions.json"):
-            file = folder / name
-            try:
-                found[name] = json.loads(read_task_file(file)) if file.is_file() else None
-            except ValueError as exc:
-                raise TaskFormatError(f"{file}: not JSON ({exc})") from exc
-        if found["input_output.json"] is None:
+        io_spec = _json_file(folder / "input_output.json")
+        if io_spec is None:
             raise TaskFormatError(f"{folder}: no input_output.json")
-        yield (
+        starter = folder / "starter_code.py"
+        yield _apps_problem(
             str(folder / "input_output.json"),
             folder.name,
             read_task_file(folder / "question.txt"),
-            found["input_output.json"],
-            found["solutions.json"],
+            io_spec,
+            _json_file(folder / "solutions.json"),
+            read_task_file(starter) if starter.is_file() else "",
         )
 
 
 def load_apps(path: Path) -> list[ProgramTask]:
-    """APPS problems from its JSONL or its folder of problems; call-based ones (with
-    `fn_name`) are left out and counted."""
+    """APPS's problems that read standard input; call-based ones (with `fn_name`,
+    suite apps-calls) are left out and counted."""
     tasks, skipped = [], Counter[str]()
-    for where, problem_id, question, io_spec, solutions in _apps_records(path):
-        task = _apps_problem(problem_id, question, io_spec, solutions, where)
-        if task is None:
-            skipped["call-based problems (fn_name)"] += 1
-        else:
-            tasks.append(task)
+    for problem in _apps_problems(path):
+        if "fn_name" in problem.io_spec:
+            skipped["call-based problems (fn_name: see suite apps-calls)"] += 1
+            continue
+        cases = _cases(problem.cases, "", problem.where)
+        title = f"APPS {problem.id}"
+        tasks.append(
+            ProgramTask(
+                id=f"apps/{problem.id}",
+                suite="apps",
+                title=title,
+                statement=_statement(title, problem.question),
+                samples=cases[:1],
+                hidden=cases[1:],
+                reference=problem.solutions[0] if problem.solutions else None,
+            )
+        )
+    _skipped(path, skipped, tasks)
+    return tasks
+
+
+CALLS_CHECK = """\
+import json
+
+CASES = json.loads($cases)
+
+
+def check(candidate):
+    for number, (arguments, expected) in enumerate(CASES, start=1):
+        got = candidate(*arguments)
+        if isinstance(got, tuple):
+            got = list(got)
+        unwrapped = isinstance(expected, list) and expected and got == expected[0]
+        assert got == expected or unwrapped, (
+            f"case {number}: $name(*{arguments!r}) returned {got!r}, expected {expected!r}"
+        )
+"""
+
+
+def _calls_check(name: str, cases: list[tuple[object, object]], visibility: Visibility) -> TestFile:
+    """A check(candidate) that calls the function with each case's arguments and
+    compares its result as APPS's own evaluator does (a tuple as a list; an expected
+    value that is a list matches its first item too). The cases are JSON text
+    in a string literal, read by json.loads: no part of the file's data is code."""
+    source = Template(CALLS_CHECK).substitute(cases=repr(json.dumps(cases)), name=name)
+    return TestFile("check.py", source, visibility)
+
+
+def _function(problem: _AppsProblem, name: str) -> Signature | None:
+    """The signature of the top-level function `name`, from the starter code or else
+    the first solution; None when neither defines one (a method of a class)."""
+    for source in (problem.starter, *problem.solutions[:1]):
+        text = source.rstrip()  # starter code ends at the body it leaves to write
+        try:
+            tree = parse(f"{text}\n    ..." if text.endswith(":") else text)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef) and node.name == name:
+                return Signature.parse(f"def {name}({ast.unparse(node.args)}):")
+    return None
+
+
+def load_apps_calls(path: Path) -> list[Task]:
+    """APPS's call-based problems (with `fn_name`) as function tasks: the function is
+    called with each case's arguments on the trusted side. Those whose function is a
+    method of a class, and those that read standard input (suite apps), are left out
+    and counted."""
+    tasks, skipped = [], Counter[str]()
+    for problem in _apps_problems(path):
+        name = problem.io_spec.get("fn_name")
+        if name is None:
+            skipped["problems that read standard input (see suite apps)"] += 1
+            continue
+        if not isinstance(name, str) or not name.isidentifier():
+            raise TaskFormatError(f"{problem.where}: field 'fn_name' is not a function's name")
+        signature = _function(problem, name)
+        if signature is None:
+            skipped["problems whose function is a method of a class"] += 1
+            continue
+        cases = problem.cases
+        if not all(isinstance(arguments, list) for arguments, _ in cases):
+            raise TaskFormatError(f"{problem.where}: each of 'inputs' must be a list of arguments")
+        title = f"APPS {problem.id}"
+        tests: tuple[TestFile, ...] = (_calls_check(name, cases[:1], Visibility.VISIBLE),)
+        if cases[1:]:
+            tests += (_calls_check(name, cases[1:], Visibility.HIDDEN),)
+        tasks.append(
+            Task(
+                id=f"apps/{problem.id}",
+                suite="apps-calls",
+                title=title,
+                spec=f"# {title}\n\n{problem.question.strip()}\n\n"
+                f"Write this function:\n\n```python\n{signature.source}\n```\n",
+                signature=signature,
+                tests=tests,
+                reference=problem.solutions[0] if problem.solutions else None,
+                harness="check",
+                policy="stdlib",
+            )
+        )
     _skipped(path, skipped, tasks)
     return tasks
 

@@ -28,7 +28,12 @@ from codetrial.tasks.benchmarks import (
     load_benchmark_file,
     load_humaneval,
 )
-from codetrial.tasks.contests import load_apps, load_codecontests, load_livecodebench
+from codetrial.tasks.contests import (
+    load_apps,
+    load_apps_calls,
+    load_codecontests,
+    load_livecodebench,
+)
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import first_record, read_jsonl
 from codetrial.tasks.model import HEAVY_INPUT, PACKAGES, Signature, Task, TestFile
@@ -215,17 +220,19 @@ def _load_swe(data: Path | None) -> list[RepositoryTask]:
     return load_swe(data)
 
 
-CONTEST_FILES = {
+_APPS_FILES = "APPS's test.jsonl or train.jsonl, or a folder of its problem folders"
+CONTEST_FILES: dict[str, tuple[Callable[[Path], Sequence[AnyTask]], str]] = {
     "livecodebench": (
         load_livecodebench,
         "a LiveCodeBench code-generation release file (test.jsonl, test2.jsonl, ...)",
     ),
-    "apps": (load_apps, "APPS's test.jsonl or train.jsonl, or a folder of its problem folders"),
+    "apps": (load_apps, _APPS_FILES),
+    "apps-calls": (load_apps_calls, _APPS_FILES),
     "codecontests": (load_codecontests, "a CodeContests JSONL file"),
 }
 
 
-def _load_contests(suite: str, data: Path | None) -> list[ProgramTask]:
+def _load_contests(suite: str, data: Path | None) -> Sequence[AnyTask]:
     load, expected = CONTEST_FILES[suite]
     if data is None or not data.exists():
         where = f" ({data} does not exist)" if data is not None else ""
@@ -271,7 +278,7 @@ def load_suite(
     name: str, task_ids: list[str] | None = None, data: Path | None = None
 ) -> list[AnyTask]:
     """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+/polyglot-python/
-    livecodebench/apps/codecontests with --data) or path, or only `task_ids` of it."""
+    livecodebench/apps/apps-calls/codecontests with --data) or path, or only `task_ids` of it."""
     tasks = _load_source(name, data)
     if task_ids:
         by_id = {t.id: t for t in tasks}
