@@ -172,7 +172,7 @@ def test_a_suite_without_its_data_or_with_nothing_to_judge_says_so(tmp_path: Pat
         load_suite("livecodebench")
     only_functional = tmp_path / "leetcode.jsonl"
     only_functional.write_text(LCB.read_text().splitlines()[2] + "\n")
-    with pytest.raises(TaskFormatError, match=r"no problem a program task can hold \(1 functional"):
+    with pytest.raises(TaskFormatError, match=r"no problem this suite judges \(1 functional"):
         load_suite("livecodebench", data=only_functional)
 
 

@@ -49,55 +49,15 @@ log = logging.getLogger(__name__)
 UNPACKED_CAP = 512 * 1024 * 1024  # bytes a compressed field may unpack to
 PYTHON3 = 3  # CodeContests' language number for Python 3
 _PLAIN_OPCODES = frozenset(
-    {
-        "PROTO",
-        "FRAME",
-        "STOP",
-        "MARK",
-        "POP",
-        "POP_MARK",
-        "DUP",
-        "MEMOIZE",
-        "PUT",
-        "BINPUT",
-        "LONG_BINPUT",
-        "GET",
-        "BINGET",
-        "LONG_BINGET",
-        "STRING",
-        "BINSTRING",
-        "SHORT_BINSTRING",
-        "UNICODE",
-        "BINUNICODE",
-        "SHORT_BINUNICODE",
-        "BINUNICODE8",
-        "INT",
-        "BININT",
-        "BININT1",
-        "BININT2",
-        "LONG",
-        "LONG1",
-        "LONG4",
-        "FLOAT",
-        "BINFLOAT",
-        "NONE",
-        "NEWTRUE",
-        "NEWFALSE",
-        "EMPTY_LIST",
-        "APPEND",
-        "APPENDS",
-        "LIST",
-        "EMPTY_DICT",
-        "SETITEM",
-        "SETITEMS",
-        "DICT",
-        "EMPTY_TUPLE",
-        "TUPLE",
-        "TUPLE1",
-        "TUPLE2",
-        "TUPLE3",
-    }
-)
+    """
+    PROTO FRAME STOP MARK POP POP_MARK DUP
+    MEMOIZE PUT BINPUT LONG_BINPUT GET BINGET LONG_BINGET
+    STRING BINSTRING SHORT_BINSTRING UNICODE BINUNICODE SHORT_BINUNICODE BINUNICODE8
+    INT BININT BININT1 BININT2 LONG LONG1 LONG4 FLOAT BINFLOAT NONE NEWTRUE NEWFALSE
+    EMPTY_LIST APPEND APPENDS LIST EMPTY_DICT SETITEM SETITEMS DICT
+    EMPTY_TUPLE TUPLE TUPLE1 TUPLE2 TUPLE3
+    """.split()  # noqa: SIM905 (grouped by what they build)
+)  # what pickles of plain strings, numbers, lists, dicts and tuples are made of
 
 
 class _NoGlobals(pickle.Unpickler):
@@ -136,9 +96,9 @@ def _unpacked(text: str, where: str) -> bytes:
     return data
 
 
-def _json_field(record: dict[str, Any], name: str, where: str, default: object = None) -> Any:
+def _json_field(record: dict[str, Any], name: str, where: str) -> Any:
     """A field holding JSON as a string (or the value itself, as some copies hold)."""
-    value = record.get(name, default)
+    value = record.get(name)
     if not isinstance(value, str):
         return value
     try:
@@ -154,12 +114,12 @@ def _text(record: dict[str, Any], name: str, where: str) -> str:
     return value
 
 
-def _cases(pairs: Iterable[tuple[object, object]], prefix: str, where: str) -> tuple[Case, ...]:
+def _cases(pairs: Iterable[tuple[object, object]], where: str) -> tuple[Case, ...]:
     cases = []
     for number, (given, expected) in enumerate(pairs, start=1):
         if not isinstance(given, str) or not isinstance(expected, str):
-            raise TaskFormatError(f"{where}: {prefix} case {number}: input and output must be text")
-        cases.append(Case(f"{prefix}{number}", given, expected))
+            raise TaskFormatError(f"{where}: case {number}: input and output must be text")
+        cases.append(Case(str(number), given, expected))
     return tuple(cases)
 
 
@@ -168,7 +128,7 @@ def _skipped(source: Path, skipped: Counter[str], tasks: Sequence[Task | Program
     said = "; ".join(f"{count} {why}" for why, count in sorted(skipped.items()))
     if not tasks:
         raise TaskFormatError(
-            f"{source}: no problem a program task can hold" + (f" ({said})" * bool(said))
+            f"{source}: no problem this suite judges" + (f" ({said})" * bool(said))
         )
     if skipped:
         log.warning("%s: %d problems loaded, %s left out", source, len(tasks), said)
@@ -241,8 +201,8 @@ def load_livecodebench(path: Path) -> list[ProgramTask]:
                 suite="livecodebench",
                 title=title,
                 statement=_statement(title, _text(record, "question_content", where)),
-                samples=_cases(((c.get("input"), c.get("output")) for c in public), "", where),
-                hidden=_cases(((c.get("input"), c.get("output")) for c in private), "", where),
+                samples=_cases(((c.get("input"), c.get("output")) for c in public), where),
+                hidden=_cases(((c.get("input"), c.get("output")) for c in private), where),
                 released=_released(record.get("contest_date"), where),
             )
         )
@@ -339,7 +299,7 @@ def load_apps(path: Path) -> list[ProgramTask]:
         if "fn_name" in problem.io_spec:
             skipped["call-based problems (fn_name: see suite apps-calls)"] += 1
             continue
-        cases = _cases(problem.cases, "", problem.where)
+        cases = _cases(problem.cases, problem.where)
         title = f"APPS {problem.id}"
         tasks.append(
             ProgramTask(
@@ -501,8 +461,8 @@ def load_codecontests(path: Path) -> list[ProgramTask]:
                 suite="codecontests",
                 title=name,
                 statement=_statement(name, _text(record, "description", where)),
-                samples=_cases(_tests(record, "public_tests", where), "", where),
-                hidden=_cases(hidden, "", where),
+                samples=_cases(_tests(record, "public_tests", where), where),
+                hidden=_cases(hidden, where),
                 reference=_python3(record, where),
                 cpu_s=cpu_s,
                 wall_s=3.0 * cpu_s,
