@@ -154,6 +154,22 @@ def test_the_grid_expands_into_one_cell_per_combination_and_no_more() -> None:
     assert first.id.startswith("embedded-contracts10-seed1-")
 
 
+def test_a_release_window_is_a_condition_of_a_sweep(tmp_path: Path) -> None:
+    """TOML's own dates are taken as the window's, one cell a window."""
+    sweep = tmp_path / "windows.toml"
+    data = Path(__file__).parent / "fixtures" / "contests" / "livecodebench.jsonl"
+    sweep.write_text(
+        '[grid]\nmodel = ["embedded"]\nsuite = ["livecodebench"]\n'
+        "since = [2023-01-01, 2024-01-01]\n"
+        f'[run]\ndata = "{data}"\nuntil = 2024-12-31\n'
+    )
+    cells = load_sweep(sweep).cells
+    assert [(c.options["since"], c.options["until"], c.chains) for c in cells] == [
+        ("2023-01-01", "2024-12-31", 2),
+        ("2024-01-01", "2024-12-31", 1),
+    ]
+
+
 def test_the_example_sweep_file_is_the_nightly_grid_the_sweeps_page_shows() -> None:
     example = Path(__file__).parents[1] / "examples" / "nightly.toml"
     cells = load_sweep(example).cells

@@ -20,6 +20,7 @@ import tomllib
 import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +146,7 @@ def _checked(key: str, value: Any, where: str) -> Any:
         ) from None
     if key in _CHOICES and value is not None and value not in _CHOICES[key]:
         raise ConfigError(f"{where}.{key}: " + _CHOICES[key].unknown(value))
-    if isinstance(value, Path):
+    if isinstance(value, Path | date):  # a cell's options are JSON
         return str(value)
     if isinstance(value, tuple | list):
         return list(value)
