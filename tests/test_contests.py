@@ -256,3 +256,17 @@ def test_the_report_gives_pass_at_1_per_month_of_release(tmp_path: Path) -> None
     ]
     report = (run.path / "report.html").read_text()
     assert "pass@1 by month of release" in report and "2024-03" in report
+
+
+def test_the_command_line_says_what_is_wrong_without_a_traceback(tmp_path: Path) -> None:
+    hostile = lcb_line(tmp_path, private_test_cases=packed(pickle.dumps(Payload(tmp_path / "x"))))
+    for args, code, says in (
+        (("--data", LCB, "--since", "2024-13-01"), 2, "--since takes an ISO date"),
+        (("--data", hostile), 3, "it is refused unread"),
+        (("--data", tmp_path / "absent.jsonl"), 3, "does not exist"),
+    ):
+        done = cli("run", "--suite", "livecodebench", *args, "--runs-dir", tmp_path)
+        said = " ".join(done.stderr.split())
+        assert done.returncode == code and says in said, said
+        assert "Traceback" not in done.stdout + done.stderr
+    assert not (tmp_path / "x").exists()
