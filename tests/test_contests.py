@@ -256,6 +256,7 @@ def test_the_report_gives_pass_at_1_per_month_of_release(tmp_path: Path) -> None
     ]
     report = (run.path / "report.html").read_text()
     assert "pass@1 by month of release" in report and "2024-03" in report
+    assert "chart-by-release-month" in report
 
 
 def test_the_command_line_says_what_is_wrong_without_a_traceback(tmp_path: Path) -> None:

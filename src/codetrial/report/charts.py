@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from html import escape
 from typing import Any
 
-from codetrial.report.summary import ModelSummary, PassAtK
+from codetrial.report.summary import ModelSummary, MonthPass, PassAtK
 
 OUTCOME_COLOURS = {
     "passed": "#59a14f",
@@ -276,6 +276,27 @@ def pass_at_k_bars(rows: Sequence[PassAtK]) -> str:
             (100 * estimate.low, 100 * estimate.high),
         )
     frame.labels([label for label, _, _ in bars])
+    return canvas.svg()
+
+
+def release_month_bars(rows: Sequence[MonthPass]) -> str:
+    """First-attempt pass@1 per month of release (and model, when there are several),
+    with 95% intervals: LiveCodeBench's picture of contamination."""
+    several = len({row.model for row in rows}) > 1
+    bars = [
+        (f"{row.month}\n{row.model}" if several else row.month, row.first)
+        for row in sorted(rows, key=lambda row: (row.month, row.model))
+        if row.first is not None
+    ]
+    canvas, frame = _bar_canvas(
+        len(bars), 48, 105.0, "pass@1 by month of release, with 95% intervals", 2 if several else 1
+    )
+    frame.axes("pass@1 (%)", y_ticks=range(0, 101, 20))
+    for index, (_, estimate) in enumerate(bars):
+        frame.bar(
+            index, 0.7, 100 * estimate.value, FIRST, (100 * estimate.low, 100 * estimate.high)
+        )
+    frame.labels([label for label, _ in bars])
     return canvas.svg()
 
 

@@ -17,6 +17,7 @@ from codetrial.report.charts import (
     judge_chart,
     outcome_breakdown,
     pass_at_k_bars,
+    release_month_bars,
     strategy_bars,
 )
 from codetrial.report.questions import FixGain, ModePair, ModeRow, fix_gains, mode_pairs, mode_rows
@@ -151,6 +152,7 @@ def _context(store: RunStore, figures: Figures) -> dict[str, Any]:
         "matrix": matrix(results, models, task_ids),
         "pass_at_k": pass_at_k,
         "by_month": figures.by_month,
+        "by_month_chart": release_month_bars(figures.by_month) if figures.by_month else "",
         "pass_at_k_chart": pass_at_k_bars(pass_at_k) if pass_at_k else "",
         "outcome_chart": outcome_breakdown(breakdown) if results else "",
         "results": [r for r in results if r.sample == 0],
