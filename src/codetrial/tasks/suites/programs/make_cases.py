@@ -121,6 +121,91 @@ def cubic_root(rng: random.Random, size: int) -> str:
     return numbers([a, *rest]) + "\n"
 
 
+def range_sums(rng: random.Random, n: int) -> str:
+    q = rng.randint(1, n)
+    values = numbers([rng.randint(-(10**9), 10**9) for _ in range(n)])
+    questions = [sorted((rng.randint(1, n), rng.randint(1, n))) for _ in range(q)]
+    return f"{n} {q}\n{values}\n" + "".join(f"{left} {right}\n" for left, right in questions)
+
+
+def prime_count(rng: random.Random, q: int) -> str:
+    high = rng.choice([30, 10**4, 10**6])
+    return f"{q}\n{numbers([rng.randint(1, high) for _ in range(q)])}\n"
+
+
+def grid_escape(rng: random.Random, size: int) -> str:
+    rows, cols = size + 1, rng.randint(max(1, size // 2), size + 1)
+    walls = rng.choice([0.0, 0.2, 0.35])
+    cells = ["#" if rng.random() < walls else "." for _ in range(rows * cols)]
+    start, goal = rng.sample(range(rows * cols), 2)
+    cells[start], cells[goal] = "S", "E"
+    lines = ["".join(cells[r * cols : (r + 1) * cols]) for r in range(rows)]
+    return f"{rows} {cols}\n" + "\n".join(lines) + "\n"
+
+
+def friend_groups(rng: random.Random, n: int) -> str:
+    ops = [f"{rng.choice('12')} {rng.randint(1, n)} {rng.randint(1, n)}" for _ in range(n)]
+    ops.append(f"2 {rng.randint(1, n)} {rng.randint(1, n)}")
+    return f"{n} {len(ops)}\n" + "".join(f"{o}\n" for o in ops)
+
+
+def merge_intervals(rng: random.Random, n: int) -> str:
+    span = rng.choice([20, 10**6, 10**9])
+    intervals = []
+    for _ in range(n):
+        left = rng.randint(0, span)
+        intervals.append(f"{left} {rng.randint(left, min(span, left + span // (n + 1) + 1))}")
+    return f"{n}\n" + "".join(f"{i}\n" for i in intervals)
+
+
+def binomial_mod(rng: random.Random, q: int) -> str:
+    high = rng.choice([10, 10**6])
+    questions = []
+    for _ in range(q):
+        n = rng.randint(0, high)
+        questions.append(f"{n} {rng.randint(0, n)}")
+    return f"{q}\n" + "".join(f"{x}\n" for x in questions)
+
+
+def budget_window(rng: random.Random, n: int) -> str:
+    high = rng.choice([10, 10**9])
+    costs = [rng.randint(0, high) for _ in range(n)]
+    budget = rng.randint(0, sum(costs) // rng.choice([1, 3, 50]))
+    return f"{n} {budget}\n{numbers(costs)}\n"
+
+
+def knapsack(rng: random.Random, n: int) -> str:
+    capacity = rng.randint(1, 1000) if n > 100 else rng.randint(1, 30)
+    heaviest = rng.choice([capacity, 1000])
+    items = [f"{rng.randint(1, heaviest)} {rng.randint(1, 10**9)}" for _ in range(n)]
+    return f"{n} {capacity}\n" + "".join(f"{i}\n" for i in items)
+
+
+def rope_cutting(rng: random.Random, n: int) -> str:
+    ropes = [rng.randint(1, rng.choice([10, 10**9])) for _ in range(n)]
+    k = rng.choice([rng.randint(1, n), rng.randint(1, 10**9), min(10**9, sum(ropes))])
+    return f"{n} {k}\n{numbers(ropes)}\n"
+
+
+def longest_palindrome(rng: random.Random, length: int) -> str:
+    letters = rng.choice(["ab", "abc", "abcdefghijklmnopqrstuvwxyz"])
+    text = [rng.choice(letters) for _ in range(length)]
+    if length > 2 and rng.random() < 0.5:
+        half = rng.randint(1, length // 2)
+        at = rng.randint(0, length - 2 * half)
+        text[at + half : at + 2 * half] = reversed(text[at : at + half])
+    return "".join(text) + "\n"
+
+
+def one_room(rng: random.Random, n: int) -> str:
+    span = rng.choice([20, 10**4, 10**9])
+    meetings = []
+    for _ in range(n):
+        start = rng.randint(0, span - 1)
+        meetings.append(f"{start} {rng.randint(start + 1, min(span, start + span // 8 + 1))}")
+    return f"{n}\n" + "".join(f"{m}\n" for m in meetings)
+
+
 # problem -> (seed, generator, small size, large size, hand-written edge cases)
 PROBLEMS: dict[str, tuple[int, Callable[[random.Random, int], str], int, int, list[str]]] = {
     "max-subarray": (101, max_subarray, 12, 20_000, ["1\n-1000000000\n", "1\n7\n"]),
@@ -140,6 +225,59 @@ PROBLEMS: dict[str, tuple[int, Callable[[random.Random, int], str], int, int, li
     "pair-sum": (109, pair_sum, 10, 20_000, ["1 2\n1\n", "2 2\n1 1\n", "4 0\n0 5 -5 0\n"]),
     "task-order": (110, task_order, 8, 8_000, ["1 0\n", "3 3\n1 2\n2 3\n3 1\n", "2 1\n2 1\n"]),
     "cubic-root": (111, cubic_root, 5, 1000, ["1 0 0 0\n", "-1 0 0 1000\n", "1 -6 11 -6\n"]),
+    "range-sums": (
+        112,
+        range_sums,
+        10,
+        8_000,
+        ["1 1\n-1000000000\n1 1\n", "3 2\n0 0 0\n1 3\n2 2\n"],
+    ),
+    "prime-count": (113, prime_count, 10, 20_000, ["1\n1\n", "1\n2\n", "3\n1000000 999999 3\n"]),
+    "grid-escape": (114, grid_escape, 8, 300, ["1 2\nSE\n", "1 3\nS#E\n", "3 3\nS.#\n##.\n..E\n"]),
+    "friend-groups": (
+        115,
+        friend_groups,
+        12,
+        12_000,
+        ["1 1\n2 1 1\n", "2 3\n2 1 2\n1 2 1\n2 1 2\n"],
+    ),
+    "merge-intervals": (
+        116,
+        merge_intervals,
+        8,
+        8_000,
+        ["1\n5 5\n", "2\n1 3\n3 5\n", "2\n3 4\n1 2\n"],
+    ),
+    "binomial-mod": (
+        117,
+        binomial_mod,
+        8,
+        12_000,
+        ["1\n0 0\n", "1\n1000000 500000\n", "2\n5 0\n5 5\n"],
+    ),
+    "budget-window": (
+        118,
+        budget_window,
+        12,
+        15_000,
+        ["1 0\n5\n", "3 0\n0 0 0\n", "2 1000000000000000\n1000000000 1000000000\n"],
+    ),
+    "knapsack": (119, knapsack, 10, 1_000, ["1 1\n2 5\n", "1 5\n5 7\n", "3 4\n2 3\n2 3\n4 5\n"]),
+    "rope-cutting": (
+        120,
+        rope_cutting,
+        10,
+        15_000,
+        ["1 2\n1\n", "1 1\n1000000000\n", "2 3\n5 5\n"],
+    ),
+    "longest-palindrome": (121, longest_palindrome, 20, 100_000, ["a\n", "aaaa\n", "abcd\n"]),
+    "one-room": (
+        122,
+        one_room,
+        10,
+        8_000,
+        ["1\n0 1000000000\n", "3\n0 2\n0 2\n0 2\n", "2\n0 5\n5 9\n"],
+    ),
 }
 
 
