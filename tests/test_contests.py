@@ -217,7 +217,7 @@ def test_a_window_keeps_the_problems_released_in_it_and_is_recorded(tmp_path: Pa
 @pytest.mark.parametrize(
     ("suite", "window", "says"),
     [
-        ("programs", {"since": "2024-01-01"}, "suite 'programs' has 22 without one"),
+        ("programs", {"since": "2024-01-01"}, "suite 'programs' has 30 without one"),
         ("livecodebench", {"since": "2026-01-01"}, "released from 2023-07-15 to 2025-02-01"),
         ("livecodebench", {"until": "2024-13-01"}, "--until takes an ISO date"),
     ],

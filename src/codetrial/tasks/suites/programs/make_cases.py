@@ -206,6 +206,60 @@ def one_room(rng: random.Random, n: int) -> str:
     return f"{n}\n" + "".join(f"{m}\n" for m in meetings)
 
 
+def coin_ways(rng: random.Random, q: int) -> str:
+    n = rng.randint(1, min(q, 50))
+    coins = rng.sample(range(1, max(n, rng.choice([20, 2 * 10**4])) + 1), n)
+    high = rng.choice([50, 2 * 10**4])
+    return f"{n} {q}\n{numbers(coins)}\n{numbers([rng.randint(0, high) for _ in range(q)])}\n"
+
+
+def spiral_order(rng: random.Random, size: int) -> str:
+    rows, cols = size, rng.randint(1, size)
+    lines = [numbers([rng.randint(-(10**9), 10**9) for _ in range(cols)]) for _ in range(rows)]
+    return f"{rows} {cols}\n" + "".join(f"{line}\n" for line in lines)
+
+
+def run_length(rng: random.Random, length: int) -> str:
+    letters = rng.choice(["ab", "xyz", "abcdefghijklmnopqrstuvwxyz"])
+    text: list[str] = []
+    while len(text) < length:
+        text += rng.choice(letters) * rng.randint(1, rng.choice([1, 3, 12]))
+    return "".join(text[:length]) + "\n"
+
+
+def range_gcd(rng: random.Random, n: int) -> str:
+    base = rng.choice([1, 6, 210])
+    values = numbers([base * rng.randint(1, rng.choice([10, 10**9 // base])) for _ in range(n)])
+    questions = [sorted((rng.randint(1, n), rng.randint(1, n))) for _ in range(rng.randint(1, n))]
+    return f"{n} {len(questions)}\n{values}\n" + "".join(f"{a} {b}\n" for a, b in questions)
+
+
+def bit_count(rng: random.Random, t: int) -> str:
+    high = rng.choice([100, 10**9, 10**18])
+    return f"{t}\n{numbers([rng.randint(1, high) for _ in range(t)])}\n"
+
+
+def island_count(rng: random.Random, size: int) -> str:
+    rows, cols = size, rng.randint(1, size)
+    land = rng.choice([0.2, 0.45, 0.6])
+    lines = ["".join("#" if rng.random() < land else "." for _ in range(cols)) for _ in range(rows)]
+    return f"{rows} {cols}\n" + "\n".join(lines) + "\n"
+
+
+def best_average(rng: random.Random, n: int) -> str:
+    high = rng.choice([10, 10**9])
+    values = [rng.randint(-high, high) for _ in range(n)]
+    return f"{n} {rng.randint(1, n)}\n{numbers(values)}\n"
+
+
+def subset_sum(rng: random.Random, n: int) -> str:
+    high = rng.choice([10, 1000, 5 * 10**4])
+    values = [rng.randint(1, high) for _ in range(n)]
+    reachable = sum(rng.sample(values, rng.randint(1, n)))
+    target = min(5 * 10**4, rng.choice([reachable, reachable, rng.randint(1, n * high)]))
+    return f"{n} {target}\n{numbers(values)}\n"
+
+
 # problem -> (seed, generator, small size, large size, hand-written edge cases)
 PROBLEMS: dict[str, tuple[int, Callable[[random.Random, int], str], int, int, list[str]]] = {
     "max-subarray": (101, max_subarray, 12, 20_000, ["1\n-1000000000\n", "1\n7\n"]),
@@ -277,6 +331,26 @@ PROBLEMS: dict[str, tuple[int, Callable[[random.Random, int], str], int, int, li
         10,
         8_000,
         ["1\n0 1000000000\n", "3\n0 2\n0 2\n0 2\n", "2\n0 5\n5 9\n"],
+    ),
+    "coin-ways": (123, coin_ways, 8, 10_000, ["1 1\n5\n0\n", "1 1\n2\n7\n", "3 1\n1 2 3\n20000\n"]),
+    "spiral-order": (124, spiral_order, 6, 150, ["1 1\n5\n", "1 4\n1 2 3 4\n", "2 2\n1 2\n3 4\n"]),
+    "run-length": (125, run_length, 30, 100_000, ["a\n", "bbbbbbbbbbbb\n", "abab\n"]),
+    "range-gcd": (
+        126,
+        range_gcd,
+        10,
+        12_000,
+        ["1 1\n7\n1 1\n", "2 1\n1000000000 999999999\n1 2\n"],
+    ),
+    "bit-count": (127, bit_count, 10, 7_000, ["1\n1\n", "2\n2 1152921504606846975\n"]),
+    "island-count": (128, island_count, 8, 380, ["1 1\n.\n", "1 1\n#\n", "3 3\n###\n#.#\n###\n"]),
+    "best-average": (129, best_average, 10, 15_000, ["1 1\n-1000000000\n", "3 2\n1 2 4\n"]),
+    "subset-sum": (
+        130,
+        subset_sum,
+        12,
+        5_000,
+        ["1 5\n5\n", "1 4\n5\n", "4 50000\n12500 12500 12500 12500\n"],
     ),
 }
 
