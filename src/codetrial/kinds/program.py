@@ -38,6 +38,7 @@ from codetrial.gate import Profile
 from codetrial.kinds.base import KINDS, Asked, Kind, output_of
 from codetrial.kinds.question import refused
 from codetrial.prompts import PROGRAM_TEMPLATES, read_template
+from codetrial.prompts.messages import fence_for
 from codetrial.records import (
     AttemptRecord,
     Candidate,
@@ -72,7 +73,10 @@ def _cut(text: str) -> str:
 
 
 def _fenced(text: str) -> str:
-    return f"```\n{_cut(text).rstrip() or '(nothing)'}\n```"
+    """`text`, cut to SHOWN characters, in a fence nothing in it can close."""
+    shown = _cut(text).rstrip() or "(nothing)"
+    fence = fence_for(shown)
+    return f"{fence}\n{shown}\n{fence}"
 
 
 def _case_limits(task: ProgramTask, limits: Limits) -> Limits:
@@ -99,7 +103,7 @@ def _ran_wrong(run: ProgramRun) -> _Failed | None:
     if run.exit is None or run.exit.code != 0:
         code = run.exit.code if run.exit else None
         error = run.left.stderr[-ERROR_CHARS:].strip()
-        told = f"it exited with code {code}" + (f":\n```\n{error}\n```" if error else "")
+        told = f"it exited with code {code}" + (f":\n{_fenced(error)}" if error else "")
         return _Failed(Outcome.ERROR, f"exited with code {code}", told)
     return None
 

@@ -32,6 +32,7 @@ knows by name. Function tasks never come here: their tests run on the trusted si
 from __future__ import annotations
 
 import ast
+import contextlib
 import difflib
 import functools
 import secrets
@@ -284,16 +285,16 @@ def judge_workspace(
         return Verdict(Outcome.SYNTAX_ERROR, gate=None, detail=error, feedback=error)
     nonce = secrets.token_hex(16)
     expected = _expected(task.tests)
-    run: TestRun
+    running: contextlib.AbstractContextManager[TestRun]
     if guarded and not beside and task.trust == "trusted-side":
         planted: Sequence[Sentinel] = ()
         modules = candidate_modules(workspace, task.test_sources)
-        with sandbox.split_run(workspace, task.test_sources, nonce, modules, limits) as run:
-            collected = _collect(run, nonce, expected, planted)
+        running = sandbox.split_run(workspace, task.test_sources, nonce, modules, limits)
     else:
         tests, planted = plant_methods(task.test_sources) if guarded else (task.test_sources, ())
-        with sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded) as run:
-            collected = _collect(run, nonce, expected, planted)
+        running = sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded)
+    with running as run:
+        collected = _collect(run, nonce, expected, planted)
     results, problems, failures = collected.results, collected.problems, collected.failures
     passed = sum(r.outcome is TestOutcome.PASSED for r in results)
     tail = "\n".join([*problems, f"{passed} passed, {len(expected) - passed} failed"])
