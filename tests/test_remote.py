@@ -91,6 +91,16 @@ def exits():
 def numbers():
     yield 1
     yield 2
+
+class Tally:
+    def __init__(self):
+        self.sum = 0
+    def add(self, n):
+        if n < 0:
+            raise ValueError(f"{n} is negative")
+        self.sum += n
+    def total(self):
+        return self.sum
 """
 
 
@@ -260,3 +270,65 @@ def test_a_malformed_reply_breaks_the_exchange(reply: bytes) -> None:
     assert isinstance(side.stopped, remote.Broken)
     for fd in (tests_in, forger_out, forger_in, tests_out):
         os.close(fd)
+
+
+DROPPING = """
+import unittest
+
+
+class DroppingTest(unittest.TestCase):
+    def add_all(self, tally, numbers):
+        for n in numbers:
+            tally.add(n)
+
+    def test_adds(self):
+        tally = mod.Tally()
+        self.add_all(tally, range(100))
+        self.assertEqual(tally.total(), 4950)
+
+    def test_a_refusal_handled_where_it_is_raised(self):
+        tally = mod.Tally()
+        try:
+            tally.add(-1)
+        except ValueError:
+            tally.add(1)
+        self.assertEqual(tally.total(), 1)
+
+    def test_a_refusal_that_surfaces_later(self):
+        tally = type(self).kept = mod.Tally()
+        tally.add(-1)
+        tally.add(2)
+        with self.assertRaises(ValueError):
+            tally.total()
+"""
+
+
+def test_calls_whose_value_the_tests_drop_are_sent_together_and_still_fail_their_test(
+    end: remote.TestSide,
+) -> None:
+    """`tally.add(n)` as a statement is sent with the others like it, as one request,
+    before the next request that needs a reply; an exception one raised makes its
+    test an error even where the tests catch it later (a naive batch would let
+    assertRaises take it), and the calls after it are not made."""
+    end.tests = frozenset({"dropping_test.py"})
+    namespace = {"__name__": "dropping_test", "mod": _imported(end)}
+    exec(compile(DROPPING, "dropping_test.py", "exec"), namespace)
+    sent: list[str] = []
+    write = end.wire.write
+    end.wire.write = lambda line: (sent.append(line), write(line))[1]  # type: ignore[method-assign]
+    outcomes = {}
+    for name in ("test_adds", "test_a_refusal_handled_where_it_is_raised"):
+        result = unittest.TestResult()
+        namespace["DroppingTest"](name).run(result)
+        outcomes[name] = (result.wasSuccessful(), end.scope(), len(sent))
+    # mod.Tally, Tally(), tally.add, the 100 adds together, tally.total, its call
+    assert outcomes["test_adds"] == (True, None, 6)
+    assert outcomes["test_a_refusal_handled_where_it_is_raised"][:2] == (True, None)
+
+    result = unittest.TestResult()
+    namespace["DroppingTest"]("test_a_refusal_that_surfaces_later").run(result)
+    late = end.scope()
+    assert result.wasSuccessful()  # assertRaises took the ValueError of tally.add(-1)
+    assert isinstance(late, ValueError) and str(late) == "-1 is negative"
+    assert "dropping_test.py, line 25, whose value the tests drop" in late.__notes__[0]
+    assert namespace["DroppingTest"].kept.total() == 0  # tally.add(2) was not made

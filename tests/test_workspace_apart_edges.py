@@ -291,3 +291,60 @@ def test_unittest_s_own_calls_and_star_imports_reach_the_candidate(sandbox: Sand
     with one of its functions, and import it with `*`."""
     task = _with_tests(_exercise("list-ops"), UNITTEST_CALLS)
     assert _judged(dict(task.reference), task, sandbox) is Outcome.PASSED
+
+
+# Calls whose value the tests drop are sent together (see remote.TestSide).
+
+REFUSED_LATER = """import unittest
+
+from bowling import BowlingGame
+
+
+class BowlingTest(unittest.TestCase):
+    def roll_new_game(self, rolls):
+        game = BowlingGame()
+        for roll in rolls:
+            game.roll(roll)
+        return game
+
+    def test_a_roll_cannot_score_more_than_10_points(self):
+        game = self.roll_new_game([5])
+        with self.assertRaisesWithMessage(Exception):
+            game.roll(11)
+
+    def assertRaisesWithMessage(self, exception):
+        return self.assertRaisesRegex(exception, r".+")
+"""
+
+
+@pytest.mark.parametrize("beside", [False, True], ids=["apart", "beside"])
+def test_a_dropped_call_that_raises_errs_its_test_wherever_the_exception_surfaces(
+    sandbox: Sandbox, beside: bool
+) -> None:
+    """bowling's reference refusing every roll: `game.roll(5)` raises in the helper,
+    so the test is an error, though apart the exception reaches the tests only at the
+    next request, inside the assertion that waits for one."""
+    task = _with_tests(_exercise("bowling"), REFUSED_LATER)
+    files = _reference(
+        task,
+        "        if not 0 <= pins <= 10:\n",
+        "        if True:\n",
+    )
+    verdict = judge_workspace(files, task, sandbox, LIMITS, beside=beside)
+    assert verdict.outcome is not Outcome.PASSED
+    (result,) = [r for r in verdict.tests if "roll_cannot" in r.name]
+    assert (result.outcome.value, result.exception_type) == ("error", "ValueError")
+    assert "invalid pins" in verdict.visible_output
+    if not beside:
+        assert "bowling_test.py, line 10, whose value the tests drop" in verdict.visible_output
+
+
+def test_a_dropped_call_that_ends_the_candidate_s_process_ends_the_run(sandbox: Sandbox) -> None:
+    task = _with_tests(_exercise("bowling"), REFUSED_LATER)
+    files = _reference(
+        task,
+        "        if not 0 <= pins <= 10:\n",
+        "        if os._exit(0):\n",
+        head="import os\n",
+    )
+    assert _judged(files, task, sandbox) not in (Outcome.PASSED, Outcome.FAILED)

@@ -177,6 +177,8 @@ def decode(data: Any, resolve: Any = None, tags: Mapping[str, Any] = _NO_TAGS) -
     if len(data) != 1:
         raise NotPlainData("malformed tagged value")
     ((tag, body),) = data.items()
+    if tag in tags:
+        return tags[tag](body)
     if tag == "$tuple":
         return tuple(decode(item, resolve, tags) for item in body)
     if tag == "$set":
@@ -199,8 +201,6 @@ def decode(data: Any, resolve: Any = None, tags: Mapping[str, Any] = _NO_TAGS) -
         return resolve(body)
     if tag in _LIBRARY_TAGS:
         return _LIBRARY_TAGS[tag](body, lambda item: decode(item, resolve, tags))
-    if tag in tags:
-        return tags[tag](body)
     raise NotPlainData(f"unknown tag {tag!r}")
 
 

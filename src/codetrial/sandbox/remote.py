@@ -43,8 +43,11 @@ by its own rules.
 from __future__ import annotations
 
 import builtins
+import dis
 import functools
 import importlib
+import importlib.machinery
+import itertools
 import json
 import operator
 import os
@@ -78,7 +81,33 @@ class Broken(Stopped):
     """The other process sent what the protocol does not allow."""
 
 
-_ENCODER = json.JSONEncoder(allow_nan=False)  # made once: json.dumps makes one a call
+_DECODER = json.JSONDecoder()
+
+
+def _encoder() -> Callable[[Any], str]:
+    """JSON for a message, as JSONEncoder(allow_nan=False) writes it compactly, with
+    its C encoder made once rather than on every call. Messages are never cyclic:
+    their values are codec.py's, nested to a bounded depth."""
+    encoder = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    if make is None:
+        return encoder.encode
+    chunks = make(
+        None,
+        encoder.default,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ":",
+        ",",
+        False,
+        False,
+        False,
+    )
+    return lambda message: "".join(chunks(message, 0))
+
+
+_ENCODE = _encoder()
+_SCALARS = frozenset({type(None), bool, int, str})  # JSON values that are themselves
 
 
 class Wire:
@@ -89,7 +118,11 @@ class Wire:
         self.buffer = b""
 
     def send(self, message: dict[str, Any]) -> None:
-        data = _ENCODER.encode(message).encode() + b"\n"
+        self.write(_ENCODE(message))
+
+    def write(self, line: str) -> None:
+        """Send one message already encoded as JSON."""
+        data = line.encode() + b"\n"
         try:
             while data:
                 data = data[os.write(self.fd_out, data) :]
@@ -109,9 +142,12 @@ class Wire:
                 raise Oversize(f"a message over {LINE_CAP} bytes")
         line, _, self.buffer = self.buffer.partition(b"\n")
         try:
-            message = json.loads(line.decode())
+            text = line.decode()
+            message, end = _DECODER.raw_decode(text)
         except (ValueError, RecursionError):
             raise Broken("a message that is not JSON") from None
+        if end != len(text):
+            raise Broken("a message with more than one JSON value")
         if not isinstance(message, dict):
             raise Broken("a message that is not a JSON object")
         return message
@@ -253,14 +289,18 @@ class Endpoint:
     def request(self, do: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
         """Ask the other process to do `do` to `args`; its value, or its exception
         raised here. Requests the other process makes meanwhile are served."""
+        message = {
+            "do": do,
+            "args": [self.encode(a) for a in args],
+            "kwargs": {k: self.encode(v) for k, v in (kwargs or {}).items()},
+        }
+        return self.exchange(_ENCODE(message))
+
+    def exchange(self, line: str) -> Any:
+        """Send a request already encoded as JSON and wait for its reply, serving the
+        other process's requests meanwhile."""
         try:
-            self.wire.send(
-                {
-                    "do": do,
-                    "args": [self.encode(a) for a in args],
-                    "kwargs": {k: self.encode(v) for k, v in (kwargs or {}).items()},
-                }
-            )
+            self.wire.write(line)
             while True:
                 message = self.wire.receive()
                 if "do" in message:
@@ -287,7 +327,8 @@ class Endpoint:
         try:
             function = self.allowed(str(do), args)
             value = function(
-                *(self.decode(a) for a in args), **{k: self.decode(v) for k, v in kwargs.items()}
+                *[a if type(a) in _SCALARS else self.decode(a) for a in args],
+                **{k: self.decode(v) for k, v in kwargs.items()},
             )
         except Stopped:
             raise
@@ -305,6 +346,8 @@ class Endpoint:
 
     # Values
     def encode(self, value: Any) -> Any:
+        if type(value) in _SCALARS:
+            return value
         back = self._back(value)  # the common case, a proxy as a request's object
         return back if back is not None else codec.encode(value, other=self._reference)
 
@@ -369,6 +412,8 @@ class Endpoint:
         return ""
 
     def decode(self, data: Any) -> Any:
+        if type(data) in _SCALARS:
+            return data
         try:
             return codec.decode(data, tags=self._tags)
         except (Stopped, ReferenceError):
@@ -493,6 +538,47 @@ def _handed_data(what: str) -> AssertionError:
     )
 
 
+# unittest's methods that call a test's own methods: an exception that leaves one of
+# these ends the test as an error.
+_RUNS_TESTS = ("_callSetUp", "_callTestMethod", "_callTearDown")
+
+
+@functools.cache
+def _test_callers() -> frozenset[Any]:
+    import unittest
+
+    return frozenset(getattr(unittest.TestCase, name).__code__ for name in _RUNS_TESTS)
+
+
+@functools.cache
+def _layout(code: Any) -> tuple[frozenset[int], tuple[tuple[int, int], ...]]:
+    """The offsets of the calls in `code` whose value is dropped (the next
+    instruction pops it), and the ranges of offsets an exception handler covers (a
+    `try`, a `with`)."""
+    instructions = list(dis.get_instructions(code))
+    dropped = frozenset(
+        call.offset
+        for call, after in itertools.pairwise(instructions)
+        if call.opname == "CALL" and after.opname == "POP_TOP"
+    )
+    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+    handled = tuple((entry.start, entry.end) for entry in entries)
+    return dropped, handled
+
+
+def _unhandled(frame: Any, tests: frozenset[str]) -> bool:
+    """Whether an exception raised at `frame`'s current instruction would end the
+    test as an error, wherever it was raised instead: no `try` or `with` covers it
+    in this frame or in the test files' frames that called it, up to the unittest
+    method that called the test's own."""
+    while frame is not None and frame.f_code.co_filename in tests:
+        _, handled = _layout(frame.f_code)
+        if any(start <= frame.f_lasti < end for start, end in handled):
+            return False
+        frame = frame.f_back
+    return frame is not None and frame.f_code in _test_callers()
+
+
 def _handed(do: str) -> Callable[[Any, Any], Any]:
     """An operator that hands the candidate's object another operand: refused when
     an assertion helper does it."""
@@ -575,7 +661,8 @@ class Remote(_Proxy):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if _from_an_assertion():
             raise _handed_data("a call")
-        return super().__call__(*args, **kwargs)
+        end = object.__getattribute__(self, "_ct_end")
+        return end.call(sys._getframe(1), "call", (self, *args), kwargs)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         object.__getattribute__(self, "_ct_end").request("setitem", (self, key, value))
@@ -637,7 +724,7 @@ class RemoteMethod:
         if _from_an_assertion():
             raise _handed_data(f"its method {self._name}")
         end = object.__getattribute__(self._target, "_ct_end")
-        return end.request("method", (self._target, self._name, *args), kwargs)
+        return end.call(sys._getframe(1), "method", (self._target, self._name, *args), kwargs)
 
     def __repr__(self) -> str:
         return f"<method {self._name} of a candidate's object>"
@@ -686,7 +773,14 @@ class TestSide(Endpoint):
     """The test process's end. What it serves the candidate's process: a call on an
     object it handed out during the current test, a method of one by a public name
     or by a name in PROTOCOLS, or one of the SERVED operations on one. Everything
-    else is refused (see `refused`)."""
+    else is refused (see `refused`).
+
+    A call whose value the tests drop (a statement such as `game.roll(3)`) is sent
+    later, with the others like it, as one request before the next one that needs a
+    reply: when the test has handed the candidate nothing it could call back, and an
+    exception the call raised would end the test as an error wherever it is raised
+    (`_unhandled`). Such an exception is raised when the calls are sent, and kept as
+    `late`: the test is an error, whatever handles it there."""
 
     __test__ = False
     PROTOCOLS = frozenset(
@@ -701,12 +795,66 @@ class TestSide(Endpoint):
         | {"list", "tuple", "set", "frozenset", "dict", "type"}
     )
 
-    def __init__(self, wire: Wire) -> None:
+    DROPPED_CALLS = 512  # sent together at most
+    DROPPED_CHARS = 1 << 20  # of JSON, sent together at most
+
+    def __init__(self, wire: Wire, tests: frozenset[str] = frozenset()) -> None:
+        """`tests`: the test files' paths, as their code names them."""
         super().__init__(wire)
+        self.tests = tests
         self.refused: list[str] = []
         self.methods: dict[tuple[int, str], RemoteMethod] = {}  # (object id, name) -> it
         self.named: set[int] = set()  # the candidate's objects read from its modules
         self._tags["$method"] = self._method
+        self._dropped: list[str] = []  # calls not sent yet, each as JSON
+        self._dropped_at: list[str] = []  # where the tests made each
+        self._dropped_chars = 0
+        self.late: BaseException | None = None
+
+    def call(self, frame: Any, do: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A call (`do`: "call" or "method") that the tests' `frame` makes: its value,
+        or None when it is sent later (see the class)."""
+        if (
+            self.mine
+            or frame.f_code.co_filename not in self.tests
+            or frame.f_lasti not in _layout(frame.f_code)[0]
+            or not _unhandled(frame, self.tests)
+        ):
+            return self.request(do, args, kwargs)
+        line = _ENCODE(self.encode([do, list(args), kwargs]))
+        if self.mine:  # the call hands the candidate an object: it may call back now
+            return self.request(do, args, kwargs)
+        self._dropped.append(line)
+        self._dropped_at.append(f"{frame.f_code.co_filename}, line {frame.f_lineno}")
+        self._dropped_chars += len(line)
+        if len(self._dropped) >= self.DROPPED_CALLS or self._dropped_chars > self.DROPPED_CHARS:
+            self.settle()
+        return None
+
+    def request(self, do: str, args: tuple[Any, ...], kwargs: dict[str, Any] | None = None) -> Any:
+        if self._dropped:
+            self.settle()
+        return super().request(do, args, kwargs)
+
+    def settle(self) -> None:
+        """Send the dropped calls as one request, and raise the exception one raised
+        (the candidate's process runs none after it)."""
+        calls, where = self._dropped, self._dropped_at
+        self._dropped, self._dropped_at, self._dropped_chars = [], [], 0
+        failed = self.exchange('{"do":"dropped","args":[' + ",".join(calls) + '],"kwargs":{}}')
+        if failed is None:
+            return
+        if not (isinstance(failed, list) and len(failed) == 2 and type(failed[0]) is int):
+            raise Broken("a malformed reply to dropped calls")
+        index, error = failed
+        if not (isinstance(error, BaseException) and 0 <= index < len(where)):
+            raise Broken("a malformed reply to dropped calls")
+        error.add_note(
+            f"raised by the call at {where[index]}, whose value the tests drop: it ran "
+            "when the tests next waited for the candidate's code"
+        )
+        self.late = self.late or error
+        raise error
 
     def _method(self, body: Any) -> RemoteMethod:
         if not (isinstance(body, list) and len(body) == 2 and type(body[0]) is int):
@@ -766,10 +914,19 @@ class TestSide(Endpoint):
             return False
         return name[0] in self.PROTOCOLS or not name[0].startswith("_")
 
-    def scope(self) -> None:
-        """The current test is over: what it handed out is no longer served."""
+    def scope(self) -> BaseException | None:
+        """The current test is over: its dropped calls are sent, and what it handed out
+        is no longer served. The exception that makes the test an error after all:
+        one of its dropped calls raised it, or it ended the exchange."""
+        try:
+            if self._dropped:
+                self.settle()
+        except BaseException as exc:
+            self.late = self.late or exc
+        late, self.late = self.late, None
         self.mine.clear()
         self._mine_ids.clear()
+        return late
 
 
 def _mock_machinery(value: Any, name: str) -> bool:
@@ -844,7 +1001,24 @@ class CandidateSide(Endpoint):
         return self._handed_out(type(value))
 
     def allowed(self, do: str, args: list[Any]) -> Callable[..., Any]:
+        if do == "dropped":
+            return self._dropped
         return _attribute if do == "getattr" else super().allowed(do, args)
+
+    def _dropped(self, *calls: Any) -> list[Any] | None:
+        """Make the calls whose values the tests drop, in turn, up to the first that
+        raises: [its index, its exception]; None when none raised."""
+        for index, call in enumerate(calls):
+            try:
+                do, args, kwargs = call
+                if do not in ("call", "method"):
+                    raise Broken(f"a dropped call that is not one: {do!r}")
+                OPERATIONS[do](*args, **kwargs)
+            except Stopped:
+                raise
+            except BaseException as exc:
+                return [index, exc]
+        return None
 
     def trace(self, error: BaseException) -> str:
         return self._describe(error)

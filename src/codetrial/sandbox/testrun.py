@@ -258,7 +258,7 @@ def run(
     else:
         import remote
 
-        end = remote.TestSide(remote.Wire(*peer))
+        end = remote.TestSide(remote.Wire(*peer), frozenset(tests))
         sys.meta_path.insert(1, remote.Modules(end, spec["modules"]))
         results = _result_class(unittest, remote.__file__)
     ran = 0
@@ -272,12 +272,17 @@ def run(
             if end is not None and end.stopped:
                 break
             record = _run_one(results(), case)
+            late = end.scope() if end is not None else None
+            if late is not None:
+                record.update(
+                    outcome="error",
+                    trace=format_exception(late, workspace),
+                    exception=type(late).__name__,
+                )
             if "trace" in record:
                 record["trace"] = trace(record["trace"])
             send({"test": test_id, **record})
             ran += 1
-            if end is not None:
-                end.scope()
         if end is not None and end.stopped:
             send(_stopped(end))
             break
