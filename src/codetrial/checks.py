@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from codetrial.config import TIME_FACTOR, TIME_FLOOR, Limits
+from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
 from codetrial.kinds import Asked, Kind, Suite, load_suite
 from codetrial.prompts import prompt_profile_for
@@ -34,6 +35,10 @@ class Where:
     time_floor: float = TIME_FLOOR
     workers: int = 1
     unsafe_host_exec: bool = False
+
+    def __post_init__(self) -> None:
+        if self.time_factor <= 0 or self.time_floor <= 0:
+            raise ConfigError("--time-factor and --time-floor must be above 0")
 
 
 @dataclass(frozen=True)
