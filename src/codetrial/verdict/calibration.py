@@ -92,8 +92,8 @@ def calibrated(
 
 
 def _timing(task: ProgramTask, measured: _Measured | None, factor: float, floor: float) -> Timing:
-    names = [name for name, _ in task.named_cases]
     if isinstance(measured, dict):
+        names = [name for name, _ in task.named_cases]
         limits = tuple((name, _up(max(floor, factor * measured[name]))) for name in names)
         return Timing("calibrated", limits, tuple((name, measured[name]) for name in names))
     how = "stated" if task.cpu_s is not None else "default"
