@@ -21,6 +21,8 @@ from typing import Any
 
 from codetrial.config import (
     REPOSITORY_DEFAULTS,
+    TIME_FACTOR,
+    TIME_FLOOR,
     Endpoints,
     Limits,
     Price,
@@ -208,6 +210,8 @@ def configure(
     prompt_profile: str | None = None,
     timeout: float | None = None,
     cpu_time: int | None = None,
+    time_factor: float = TIME_FACTOR,
+    time_floor: float = TIME_FLOOR,
     workers: int = 1,
     gate: str | None = None,
     base_url: str | None = None,
@@ -224,7 +228,9 @@ def configure(
     conditions, checked and nothing run; a ConfigError says what is wrong. `prices`:
     model -> what its tokens cost, a `Price` or "IN/OUT" in dollars per million prompt
     and completion tokens; a model without one costs nothing. `since` and `until`
-    (ISO dates, both inclusive) keep only the problems released in that window."""
+    (ISO dates, both inclusive) keep only the problems released in that window.
+    `time_factor` and `time_floor`: a program task's case with a reference may take
+    `time_factor` times the reference's CPU time on it, at least `time_floor` seconds."""
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
     window = _date(since, "since"), _date(until, "until")
@@ -265,6 +271,8 @@ def configure(
             "seed": seed,
             "think": think,
             "workers": workers,
+            "time_factor": time_factor,
+            "time_floor": time_floor,
             "unsafe_host_exec": unsafe_host_exec,
             "endpoints": server_endpoints(base_url, ollama_url, openai_url, api_key),
             "efficiency": efficiency,

@@ -5,19 +5,19 @@ from, which must not pass)."""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from codetrial.config import Limits
+from codetrial.config import TIME_FACTOR, TIME_FLOOR, Limits
+from codetrial.errors import ConfigError
 from codetrial.gate import Profile, get_profile
-from codetrial.kinds import Asked, Kind, kind_of, load_suite
+from codetrial.kinds import Asked, Kind, Suite, load_suite
 from codetrial.prompts import prompt_profile_for
 from codetrial.records import Outcome, Verdict
 from codetrial.sandbox import SandboxPolicy
-from codetrial.tasks import AnyTask
 from codetrial.verdict.pool import JudgePool, verdict_of
 
 
@@ -31,8 +31,14 @@ class Where:
     wheels: Path | None = None
     gate: str | None = None
     timeout: float | None = None
+    time_factor: float = TIME_FACTOR
+    time_floor: float = TIME_FLOOR
     workers: int = 1
     unsafe_host_exec: bool = False
+
+    def __post_init__(self) -> None:
+        if self.time_factor <= 0 or self.time_floor <= 0:
+            raise ConfigError("--time-factor and --time-floor must be above 0")
 
 
 @dataclass(frozen=True)
@@ -68,14 +74,16 @@ def _policy(kind: Kind[Any], where: Where) -> SandboxPolicy:
 
 @contextlib.contextmanager
 def _judging(
-    where: Where, kind: Kind[Any], tasks: Sequence[AnyTask]
-) -> Iterator[tuple[Profile, JudgePool]]:
-    """The gate profile of `tasks` (of `kind`) and a pool that judges them."""
+    where: Where, kind: Kind[Any], tasks: Suite[Any]
+) -> Iterator[tuple[Profile, JudgePool, Suite[Any]]]:
+    """The gate profile of `tasks` (of `kind`), a pool that judges them, and the tasks
+    with the time limits they are judged by on this machine."""
     profile = get_profile(kind.gate(where.suite, tasks, where.gate))
     prepared = kind.prepare(tasks, where.repos, where.wheels, "codetrial check")
     policy = _policy(kind, where)
     with JudgePool.for_tasks(where.workers, policy, prepared) as pool:
-        yield profile, pool
+        timed = kind.timed(tasks, pool, factor=where.time_factor, floor=where.time_floor)
+        yield profile, pool, timed
 
 
 def check_file(
@@ -89,9 +97,9 @@ def check_file(
     judges a response: its code extracted (for a benchmark task, as its prompt profile
     says), its edit applied to a workspace task's files in `edit_format`, or for a
     repository task the patch applied."""
-    (task,) = load_suite(where.suite, [task_id], where.data)
-    kind = kind_of(task)
-    with _judging(where, kind, [task]) as (profile, pool):
+    tasks = load_suite(where.suite, [task_id], where.data)
+    kind = tasks.kind
+    with _judging(where, kind, tasks) as (profile, pool, (task,)):
         shown_as = prompt_profile_for(kind.benchmark([task]), where.suite, prompt_profile)
         asked = Asked.of(profile, edit_format, shown_as)
         return pool.isolation, profile.name, verdict_of(kind.check(pool, task, text, asked))
@@ -101,10 +109,10 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
     """(isolation, gate profile, a Checked per task) for every task of the suite."""
     tasks = load_suite(where.suite, None, where.data)
     kind = tasks.kind
-    with _judging(where, kind, tasks) as (profile, pool):
+    with _judging(where, kind, tasks) as (profile, pool, timed):
         pending = [
             (task.id, *kind.references(pool, task, profile), kind.probes(pool, task, profile))
-            for task in tasks
+            for task in timed
         ]
         checked = []
         for task_id, reference, start, probes in pending:

@@ -34,6 +34,8 @@ WORKSPACE_DEFAULTS = ShapeDefaults(timeout_s=60.0, num_ctx=8192, max_tokens=2048
 REPOSITORY_DEFAULTS = ShapeDefaults(timeout_s=120.0, num_ctx=8192, max_tokens=2048, scratch_mb=512)
 QUESTION_DEFAULTS = ShapeDefaults(timeout_s=30.0, num_ctx=8192, max_tokens=768)
 PROGRAM_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=8192, max_tokens=1024)
+TIME_FACTOR = 4.0  # a calibrated case's CPU limit: this times the reference's (EvalPlus's)
+TIME_FLOOR = 1.0  # and at least this many CPU seconds
 
 
 class Limits(BaseModel):
@@ -144,6 +146,8 @@ class RunConfig(BaseModel):
     efficiency: bool = True  # passing candidates measured against the references
     prices: dict[str, Price] = {}  # model -> what its tokens cost; an unpriced one costs 0
     limits: Limits = Limits()
+    time_factor: float = Field(TIME_FACTOR, gt=0)  # program tasks' calibrated CPU limits:
+    time_floor: float = Field(TIME_FLOOR, gt=0)  # factor x the reference's, at least floor
     endpoints: Endpoints = Endpoints()
 
     @field_validator("models")

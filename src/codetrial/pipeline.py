@@ -376,7 +376,9 @@ def conduct(
             store = resources.enter_context(RunStore.open(run_dir))
             _check_resumable(store, backends)
             store.mark_resumed()
+            tasks = kind.recalled(tasks, store.manifest.model_dump())
         else:
+            tasks = kind.timed(tasks, pool, factor=config.time_factor, floor=config.time_floor)
             manifest = new_manifest(
                 run_dir.name,
                 config,

@@ -1,7 +1,8 @@
 """Re-judge a stored run from its store alone: no model is called.
 
 Every stored candidate goes through the gate and the sandbox again, under the run's
-recorded conditions unless the caller overrides some (a "what if" question), and its
+recorded conditions unless the caller overrides some (a "what if" question: a program
+task's time limits are always the ones recorded, never measured again), and its
 verdict is compared with the stored one: the same outcome and the same per-test
 outcomes. A workspace response is applied again, in the run's edit format, to the
 files the try before it left. Nothing is written to the run.
@@ -183,8 +184,9 @@ def rejudge(
             )
         except ValueError as exc:
             raise ConfigError(f"invalid limit: {exc}") from exc
-        tasks = stored_tasks(config, store.manifest.task_sha256, run_dir)
-        kind = tasks.kind
+        stored = stored_tasks(config, store.manifest.task_sha256, run_dir)
+        kind = stored.kind
+        tasks = kind.recalled(stored, store.manifest.model_dump())
         profile = get_profile(kind.gate(config.suite, tasks, gate or config.gate_profile))
         prepared = kind.prepare(tasks, config.repos, config.wheels, "codetrial rerun")
         shown = kind.views(tasks, config)

@@ -10,8 +10,18 @@ from rich.table import Table
 from rich.text import Text
 
 from codetrial.checks import Checked, Where, check_file, check_references
-from codetrial.cli.options import DataFile, Gate, Repos, UnsafeHostExec, Wheels, Workers
+from codetrial.cli.options import (
+    DataFile,
+    Gate,
+    Repos,
+    TimeFactor,
+    TimeFloor,
+    UnsafeHostExec,
+    Wheels,
+    Workers,
+)
 from codetrial.cli.views import console
+from codetrial.config import TIME_FACTOR, TIME_FLOOR
 from codetrial.errors import ConfigError
 from codetrial.records import Outcome, Verdict
 
@@ -87,6 +97,8 @@ def check(
         float | None,
         typer.Option(help="wall seconds per test run (default 10; 60 for workspace tasks)"),
     ] = None,
+    time_factor: TimeFactor = TIME_FACTOR,
+    time_floor: TimeFloor = TIME_FLOOR,
     workers: Workers = 1,
     unsafe_host_exec: UnsafeHostExec = False,
 ) -> None:
@@ -110,6 +122,8 @@ def check(
         wheels=wheels,
         gate=gate,
         timeout=timeout,
+        time_factor=time_factor,
+        time_floor=time_floor,
         workers=workers,
         unsafe_host_exec=unsafe_host_exec,
     )

@@ -56,6 +56,17 @@ def packages_of(packages: str | None, requirements: Path | None) -> tuple[str, .
 
 Workers = Annotated[int, typer.Option(help="parallel sandboxes")]
 Timeout = Annotated[float, typer.Option(help="wall seconds per test run")]
+TimeFactor = Annotated[
+    float,
+    typer.Option(
+        help="program tasks with a reference: each case may take this times the "
+        "reference's CPU time on it, measured on this machine (unless the problem states "
+        "its own limit)"
+    ),
+]
+TimeFloor = Annotated[
+    float, typer.Option(help="program tasks: the least CPU seconds a calibrated case may take")
+]
 Gate = Annotated[
     str | None,
     typer.Option(

@@ -17,6 +17,8 @@ from codetrial.cli.options import (
     Repos,
     Requirements,
     RunsDir,
+    TimeFactor,
+    TimeFloor,
     UnsafeHostExec,
     Wheels,
     Workers,
@@ -24,7 +26,7 @@ from codetrial.cli.options import (
 )
 from codetrial.cli.report import show
 from codetrial.cli.views import Bar, out
-from codetrial.config import Price
+from codetrial.config import TIME_FACTOR, TIME_FLOOR, Price
 
 
 def run(
@@ -85,6 +87,8 @@ def run(
         ),
     ] = None,
     cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
+    time_factor: TimeFactor = TIME_FACTOR,
+    time_floor: TimeFloor = TIME_FLOOR,
     modes: Annotated[
         list[str],
         typer.Option(
@@ -139,6 +143,8 @@ def run(
             prompt_profile=prompt_profile,
             timeout=timeout,
             cpu_time=cpu_time,
+            time_factor=time_factor,
+            time_floor=time_floor,
             workers=workers,
             gate=gate,
             runs_dir=runs_dir,

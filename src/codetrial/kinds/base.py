@@ -137,6 +137,17 @@ class Kind(Generic[T]):
         """What the tasks need before they are judged, built or found."""
         return Prepared(None, {}, {})
 
+    def timed(self, tasks: Suite[T], pool: JudgePool, *, factor: float, floor: float) -> Suite[T]:
+        """The tasks with the time limits a run judges them by, set on this machine
+        from the reference's time (`factor` times it, at least `floor` seconds) where
+        the kind calibrates them; unchanged by default."""
+        return tasks
+
+    def recalled(self, tasks: Suite[T], manifest: Mapping[str, Any]) -> Suite[T]:
+        """The tasks as a stored run judged them, with what its `manifest` (its fields
+        by name) `recorded` of them put back; unchanged by default."""
+        return tasks
+
     def views(self, tasks: Sequence[T], config: RunConfig) -> dict[str, Localized]:
         """What the model is shown of each task that is not shown whole, by task id."""
         return {}

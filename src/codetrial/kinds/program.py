@@ -1,7 +1,10 @@
 """Programs: contest problems, whose candidate is the model's whole program.
 
 Each case runs the program once, in a fresh sandboxed process, with the case's input
-on standard input and the task's CPU and wall seconds; its whole standard output (at
+on standard input and the case's CPU and wall seconds (the task's timing: calibrated
+from its reference, see `codetrial.verdict.calibration`, or the problem's own); a run
+that used more CPU time than its case allows is a timeout, to the hundredth of a
+second, whatever the whole seconds the sandbox enforces; its whole standard output (at
 most OUTPUT_CAP bytes: more is the outcome output_limit) is compared with the case's
 expected output in codetrial's process (see `codetrial.verdict.outputs`; trust
 level "trusted-side"). Nothing else the program does is read: not its exit code when
@@ -9,11 +12,12 @@ it printed a wrong answer, nor its files, nor what it writes on standard error
 (shown to the model for a sample case it crashed on, as data).
 
 A task with a checker has each case decided by the checker instead: a program of the
-task's, run in a process of its own (never the candidate's) with the task's limits,
-reading one JSON object on standard input, {"input", "expected", "output"} (the
-case's input, its expected output and the candidate's output, as text), and exiting
-0 when the output is right, 1 when it is wrong (the first line it prints saying why);
-any other end of the checker's is the task's fault, infra_error.
+task's, run in a process of its own (never the candidate's) with the case's limits (at
+least DEFAULT_CPU_S and DEFAULT_WALL_S), reading one JSON object on standard input,
+{"input", "expected", "output"} (the case's input, its expected output and the
+candidate's output, as text), and exiting 0 when the output is right, 1 when it is
+wrong (the first line it prints saying why); any other end of the checker's is the
+task's fault, infra_error.
 
 Sample cases run first; hidden cases run only once every sample passes. The first
 case that fails decides the verdict: a sample's failure goes back to the model with
@@ -25,17 +29,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import platform
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from string import Template
+from typing import Any
 
 from codetrial.config import PROGRAM_DEFAULTS, Limits, RunConfig
 from codetrial.errors import ConfigError
 from codetrial.extract import extract
 from codetrial.gate import Profile
-from codetrial.kinds.base import KINDS, Asked, Kind, output_of
+from codetrial.kinds.base import KINDS, Asked, Kind, Suite, output_of
 from codetrial.kinds.question import refused
 from codetrial.prompts import PROGRAM_TEMPLATES, read_template
 from codetrial.prompts.messages import fence_for
@@ -51,8 +57,16 @@ from codetrial.records import (
     Visibility,
 )
 from codetrial.sandbox import ProgramRun, Sandbox
-from codetrial.tasks.programs import Case, ProgramTask
+from codetrial.tasks.programs import (
+    DEFAULT_CPU_S,
+    DEFAULT_WALL_S,
+    Case,
+    ProgramTask,
+    Timing,
+    case_name,
+)
 from codetrial.verdict import STOP_OUTCOMES
+from codetrial.verdict.calibration import calibrated
 from codetrial.verdict.outputs import difference
 from codetrial.verdict.pool import JudgePool, settled
 
@@ -79,9 +93,10 @@ def _fenced(text: str) -> str:
     return f"{fence}\n{shown}\n{fence}"
 
 
-def _case_limits(task: ProgramTask, limits: Limits) -> Limits:
-    """The run's `limits` with the task's CPU and wall seconds for one case."""
-    return limits.model_copy(update={"cpu_s": task.cpu_s, "timeout_s": task.wall_s})
+def _within(limits: Limits, cpu: float, wall: float) -> Limits:
+    """The run's `limits` with `cpu` CPU seconds (the sandbox's, whole) and `wall` wall
+    seconds."""
+    return limits.model_copy(update={"cpu_s": math.ceil(cpu), "timeout_s": wall})
 
 
 @dataclass(frozen=True)
@@ -94,9 +109,12 @@ class _Failed:
     told: str
 
 
-def _ran_wrong(run: ProgramRun) -> _Failed | None:
-    """How the candidate's run failed before its output could be judged; None when it
-    exited 0."""
+def _ran_wrong(run: ProgramRun, cpu: float) -> _Failed | None:
+    """How the candidate's run failed before its output could be judged (past `cpu`
+    CPU seconds, the case's limit, is a timeout); None when it exited 0."""
+    if run.exit is not None and run.exit.cpu_s > cpu:
+        why = f"timeout: {run.exit.cpu_s:.2f} s of CPU, over the case's {cpu:g} s"
+        return _Failed(Outcome.TIMEOUT, why, why)
     if run.stop is not None:
         why = f"{run.stop.value}: {run.stop_detail}"
         return _Failed(STOP_OUTCOMES[run.stop], why, why)
@@ -160,18 +178,20 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
     cases += [(Visibility.HIDDEN, c) for c in task.hidden]
 
     def work(sandbox: Sandbox, limits: Limits) -> Verdict:
-        one = _case_limits(task, limits)
         results: list[TestResult] = []
         lines: dict[Visibility, list[str]] = {Visibility.VISIBLE: [], Visibility.HIDDEN: []}
         cpu_s, peak_kb = 0.0, 0
         for visibility, case in cases:
+            name = case_name(visibility is Visibility.VISIBLE, case)
+            cpu, wall = task.seconds(name)
+            one = _within(limits, cpu, wall)
             with sandbox.program(code, stdin=case.input, output_cap=OUTPUT_CAP, limits=one) as run:
                 pass
             if run.exit is not None:
                 cpu_s, peak_kb = cpu_s + run.exit.cpu_s, max(peak_kb, run.exit.peak_kb)
             output = run.left.output.decode("utf-8", "replace")
-            failed = _ran_wrong(run) or _compared(sandbox, task, case, output, one)
-            name = f"{'sample' if visibility is Visibility.VISIBLE else 'hidden'} {case.name}"
+            checker = _within(limits, max(cpu, DEFAULT_CPU_S), max(wall, DEFAULT_WALL_S))
+            failed = _ran_wrong(run, cpu) or _compared(sandbox, task, case, output, checker)
             results.append(
                 TestResult(
                     name=name,
@@ -239,7 +259,34 @@ class ProgramKind(Kind[ProgramTask]):
         return task.title, cases, "yes" if task.reference else "no"
 
     def recorded(self, task: ProgramTask) -> dict[str, dict[str, object]]:
-        return {"released": {task.id: task.released}} if task.released else {}
+        kept: dict[str, dict[str, object]] = {}
+        if task.released:
+            kept["released"] = {task.id: task.released}
+        if task.timing:
+            kept["time_limits"] = {task.id: task.timing.as_dict()}
+        return kept
+
+    def timed(
+        self, tasks: Suite[ProgramTask], pool: JudgePool, *, factor: float, floor: float
+    ) -> Suite[ProgramTask]:
+        """Each case's CPU limit, calibrated from the reference (see
+        `codetrial.verdict.calibration`) unless the problem states its own."""
+        kept = calibrated(pool, tasks, factor=factor, floor=floor, output_cap=OUTPUT_CAP)
+        return Suite(tasks.name, self, kept)
+
+    def recalled(
+        self, tasks: Suite[ProgramTask], manifest: Mapping[str, Any]
+    ) -> Suite[ProgramTask]:
+        """The tasks with the time limits the run recorded for them."""
+        limits = manifest.get("time_limits", {})
+        return Suite(
+            tasks.name,
+            self,
+            (
+                dataclasses.replace(t, timing=Timing.of_dict(limits[t.id])) if t.id in limits else t
+                for t in tasks
+            ),
+        )
 
     def asked_text(self, task: ProgramTask) -> str:
         return task.statement
@@ -286,7 +333,7 @@ class ProgramKind(Kind[ProgramTask]):
             outcome, why = stopped
             return settled(Verdict(outcome, gate=None, detail=why, feedback=why))
         assert code is not None
-        return pool.judge_with((task.digest, self.name, code), _judged_by_cases(task, code))
+        return pool.judge_with((task.timed_digest, self.name, code), _judged_by_cases(task, code))
 
     def repair(
         self, task: ProgramTask, asked: Asked, system: Message, previous: AttemptRecord

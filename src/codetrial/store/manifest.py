@@ -52,6 +52,7 @@ class Manifest(BaseModel):
     task_sha256: dict[str, str]
     trust: dict[str, str] = {}  # task id -> where its verdict is decided
     released: dict[str, str] = {}  # task id -> its release date, for problems that carry one
+    time_limits: dict[str, dict[str, Any]] = {}  # program task id -> its cases' CPU limits
     workspaces: dict[str, dict[str, str]] = {}  # workspace task id -> its files at the start
     repositories: dict[str, dict[str, str]] = {}  # repository task id -> repo, commit, environment
     environments: dict[str, dict[str, Any]] = {}  # environment key -> packages asked, installed
@@ -103,7 +104,12 @@ def new_manifest(
 
 def _recorded(tasks: Sequence[AnyTask]) -> dict[str, dict[str, Any]]:
     """What the tasks' kinds keep of them in the manifest, by manifest field."""
-    fields: dict[str, dict[str, Any]] = {"workspaces": {}, "repositories": {}, "released": {}}
+    fields: dict[str, dict[str, Any]] = {
+        "workspaces": {},
+        "repositories": {},
+        "released": {},
+        "time_limits": {},
+    }
     for task in tasks:
         for field, entries in kind_of(task).recorded(task).items():
             fields[field] |= entries

@@ -42,7 +42,7 @@ from codetrial.syntax import parse
 from codetrial.tasks.files import read_task_file
 from codetrial.tasks.jsonl import read_jsonl
 from codetrial.tasks.model import Signature, Task, TestFile
-from codetrial.tasks.programs import Case, ProgramTask
+from codetrial.tasks.programs import WALL_PER_CPU, Case, ProgramTask
 
 log = logging.getLogger(__name__)
 
@@ -454,7 +454,7 @@ def load_codecontests(path: Path) -> list[ProgramTask]:
             continue
         name = _text(record, "name", where)
         hidden = _tests(record, "private_tests", where) + _tests(record, "generated_tests", where)
-        cpu_s = _cpu_seconds(record, where) or ProgramTask.cpu_s
+        cpu_s = _cpu_seconds(record, where)
         tasks.append(
             ProgramTask(
                 id=name,
@@ -465,7 +465,7 @@ def load_codecontests(path: Path) -> list[ProgramTask]:
                 hidden=_cases(hidden, where),
                 reference=_python3(record, where),
                 cpu_s=cpu_s,
-                wall_s=3.0 * cpu_s,
+                wall_s=None if cpu_s is None else WALL_PER_CPU * cpu_s,
             )
         )
     _skipped(path, skipped, tasks)

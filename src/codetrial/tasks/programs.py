@@ -20,8 +20,10 @@ problem.toml's fields, all optional:
     compare = "tokens"    "exact" | "tokens" | "float" (see `codetrial.verdict.outputs`)
     abs_tol = 1e-6        for "float": how far a number may be from the expected one,
     rel_tol = 1e-6        absolutely or relative to it
-    cpu_s = 2             CPU seconds of one case's run
-    wall_s = 6.0          wall seconds of one case's run
+    cpu_s = 2             CPU seconds of one case's run (unstated: calibrated from the
+                          reference, see `codetrial.verdict.calibration`, else DEFAULT_CPU_S)
+    wall_s = 6.0          wall seconds of one case's run (unstated: WALL_PER_CPU times
+                          its CPU seconds, at least DEFAULT_WALL_S)
     interactive = false   an interactive problem is refused: none is judged here
 """
 
@@ -30,6 +32,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tomllib
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -43,6 +46,9 @@ SAMPLES, HIDDEN = "samples", "hidden"
 REFERENCE, CHECKER = "reference.py", "checker.py"
 COMPARISONS = ("exact", "tokens", "float")
 _FIELDS = {"compare", "abs_tol", "rel_tol", "cpu_s", "wall_s", "interactive"}
+DEFAULT_CPU_S = 2.0  # CPU seconds of a case when neither the problem nor a reference says
+DEFAULT_WALL_S = 6.0
+WALL_PER_CPU = 3.0  # wall seconds per CPU second of a case whose problem states no wall limit
 
 
 @dataclass(frozen=True)
@@ -55,13 +61,55 @@ class Case:
     output: str
 
 
+def case_name(sample: bool, case: Case) -> str:
+    """How a case is named in a verdict and in a run's time limits: "sample 1", "hidden 1"."""
+    return f"{'sample' if sample else 'hidden'} {case.name}"
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The CPU seconds each case of a task may take in a run (`cpu_s`: one limit for
+    every case, or case name -> seconds) and how they were set: "calibrated" from the
+    reference's CPU seconds on each case measured on this machine (`reference_s`),
+    "stated" by the problem, or the "default" (`why` says why a task with a reference
+    was not calibrated)."""
+
+    how: str
+    cpu_s: float | tuple[tuple[str, float], ...]
+    reference_s: tuple[tuple[str, float], ...] = ()
+    why: str = ""
+
+    def of(self, name: str) -> float:
+        return self.cpu_s if isinstance(self.cpu_s, float) else dict(self.cpu_s)[name]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The manifest's entry (see `of_dict`)."""
+        cpu_s = self.cpu_s if isinstance(self.cpu_s, float) else dict(self.cpu_s)
+        kept: dict[str, Any] = {"how": self.how, "cpu_s": cpu_s}
+        if self.reference_s:
+            kept["reference_s"] = dict(self.reference_s)
+        return kept | ({"why": self.why} if self.why else {})
+
+    @classmethod
+    def of_dict(cls, entry: Mapping[str, Any]) -> Timing:
+        cpu_s = entry["cpu_s"]
+        return cls(
+            entry["how"],
+            float(cpu_s) if isinstance(cpu_s, int | float) else tuple(cpu_s.items()),
+            tuple(entry.get("reference_s", {}).items()),
+            entry.get("why", ""),
+        )
+
+
 @dataclass(frozen=True)
 class ProgramTask:
     """A contest problem: its `statement`, its `samples` (shown) and `hidden` cases,
     how a case's output is judged (`compare` with its tolerances, or the `checker`
-    program), the CPU and wall seconds of one case's run, and the ISO date the
-    problem was `released` when its source says (what a contamination window selects
-    by)."""
+    program), the CPU and wall seconds of one case's run when the problem states them,
+    the ISO date the problem was `released` when its source says (what a contamination
+    window selects by), and the `timing` a run judges it by (set on the machine that
+    judges, kept in the run's manifest: a condition of the run, not part of the task's
+    digest)."""
 
     id: str
     suite: str
@@ -74,9 +122,10 @@ class ProgramTask:
     compare: str = "tokens"
     abs_tol: float = 1e-6
     rel_tol: float = 1e-6
-    cpu_s: int = 2
-    wall_s: float = 6.0
+    cpu_s: int | None = None
+    wall_s: float | None = None
     released: str | None = None
+    timing: Timing | None = None
     trust: ClassVar[str] = "trusted-side"
     policy: ClassVar[str] = "contest"
     kind: ClassVar[str] = "program"
@@ -86,9 +135,30 @@ class ProgramTask:
         """Changes whenever the statement, a case, the checker, the comparison or a
         limit does."""
         judged = asdict(self)
-        for field in ("id", "suite", "title", "reference", "released"):
+        for field in ("id", "suite", "title", "reference", "released", "timing"):
             del judged[field]
         return hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()
+
+    @property
+    def timed_digest(self) -> str:
+        """The digest with the timing: what a verdict on the task depends on."""
+        timed = [self.digest, self.timing.as_dict() if self.timing else None]
+        return hashlib.sha256(json.dumps(timed, sort_keys=True).encode()).hexdigest()
+
+    @property
+    def named_cases(self) -> tuple[tuple[str, Case], ...]:
+        """Every case by its name (see `case_name`), the samples first."""
+        return tuple(
+            (case_name(sample, case), case)
+            for sample, cases in ((True, self.samples), (False, self.hidden))
+            for case in cases
+        )
+
+    def seconds(self, name: str) -> tuple[float, float]:
+        """The CPU and wall seconds of the run of the case `name`: the run's timing,
+        else the problem's stated limit, else the defaults."""
+        cpu = self.timing.of(name) if self.timing else float(self.cpu_s or DEFAULT_CPU_S)
+        return cpu, self.wall_s or max(DEFAULT_WALL_S, WALL_PER_CPU * cpu)
 
 
 def is_program_suite(folder: Path) -> bool:

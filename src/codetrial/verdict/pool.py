@@ -207,12 +207,16 @@ class JudgePool:
         """The verdict `work` reaches in one of the pool's sandboxes under its limits, to
         come. `key` (the task's digest, how it is judged, what is judged) says which
         calls are one judging: the same key is judged once."""
+        return self._shared(key, lambda: self._in_sandbox(work))
 
-        def borrowed() -> Verdict:
-            with self._borrowed() as sandbox:
-                return work(sandbox, self.limits)
+    def run_with(self, work: Callable[[Sandbox, Limits], R]) -> Future[R]:
+        """What `work` returns, run in one of the pool's sandboxes under its limits, to
+        come: every call runs (a measurement, not a verdict)."""
+        return self._executor.submit(self._in_sandbox, work)
 
-        return self._shared(key, borrowed)
+    def _in_sandbox(self, work: Callable[[Sandbox, Limits], R]) -> R:
+        with self._borrowed() as sandbox:
+            return work(sandbox, self.limits)
 
     def _shared(self, key: _Key, work: Callable[[], Verdict]) -> Future[Verdict]:
         """A future of the caller's own for the verdict under `key`, judged once."""
