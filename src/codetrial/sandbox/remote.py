@@ -821,7 +821,8 @@ class TestSide(Endpoint):
             or not _unhandled(frame, self.tests)
         ):
             return self.request(do, args, kwargs)
-        line = _ENCODE(self.encode([do, list(args), kwargs]))
+        named = {"$dict": [[k, self.encode(v)] for k, v in kwargs.items()]}
+        line = _ENCODE([do, [self.encode(a) for a in args], named])
         if self.mine:  # the call hands the candidate an object: it may call back now
             return self.request(do, args, kwargs)
         self._dropped.append(line)
