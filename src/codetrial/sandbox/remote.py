@@ -550,20 +550,33 @@ def _test_callers() -> frozenset[Any]:
     return frozenset(getattr(unittest.TestCase, name).__code__ for name in _RUNS_TESTS)
 
 
+def _statement_call() -> tuple[int, int, int]:
+    """The opcodes of a call and of the instruction that drops its value, and how far
+    the second starts after the first (past the call's inline caches), read from the
+    statement `f()` as this interpreter compiles it."""
+    instructions = list(dis.get_instructions(compile("f()", "<statement>", "exec")))
+    for call, after in itertools.pairwise(instructions):
+        if call.opname == "CALL" and after.opname == "POP_TOP":
+            return call.opcode, after.opcode, after.offset - call.offset
+    return -1, -1, 0  # an interpreter whose statements drop values otherwise: none is sent later
+
+
+_CALL, _POP_TOP, _CALL_WIDTH = _statement_call()
+
+
+def _dropped(frame: Any) -> bool:
+    """Whether the call `frame` is making is a statement: its value is dropped."""
+    code: bytes = frame.f_code.co_code
+    at: int = frame.f_lasti
+    return code[at] == _CALL and at + _CALL_WIDTH < len(code) and code[at + _CALL_WIDTH] == _POP_TOP
+
+
 @functools.cache
-def _layout(code: Any) -> tuple[frozenset[int], tuple[tuple[int, int], ...]]:
-    """The offsets of the calls in `code` whose value is dropped (the next
-    instruction pops it), and the ranges of offsets an exception handler covers (a
-    `try`, a `with`)."""
-    instructions = list(dis.get_instructions(code))
-    dropped = frozenset(
-        call.offset
-        for call, after in itertools.pairwise(instructions)
-        if call.opname == "CALL" and after.opname == "POP_TOP"
-    )
+def _handled(code: Any) -> tuple[tuple[int, int], ...]:
+    """The ranges of offsets in `code` that an exception handler covers (a `try`, a
+    `with`)."""
     entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
-    handled = tuple((entry.start, entry.end) for entry in entries)
-    return dropped, handled
+    return tuple((entry.start, entry.end) for entry in entries)
 
 
 def _unhandled(frame: Any, tests: frozenset[str]) -> bool:
@@ -572,8 +585,7 @@ def _unhandled(frame: Any, tests: frozenset[str]) -> bool:
     in this frame or in the test files' frames that called it, up to the unittest
     method that called the test's own."""
     while frame is not None and frame.f_code.co_filename in tests:
-        _, handled = _layout(frame.f_code)
-        if any(start <= frame.f_lasti < end for start, end in handled):
+        if any(start <= frame.f_lasti < end for start, end in _handled(frame.f_code)):
             return False
         frame = frame.f_back
     return frame is not None and frame.f_code in _test_callers()
@@ -817,7 +829,7 @@ class TestSide(Endpoint):
         if (
             self.mine
             or frame.f_code.co_filename not in self.tests
-            or frame.f_lasti not in _layout(frame.f_code)[0]
+            or not _dropped(frame)
             or not _unhandled(frame, self.tests)
         ):
             return self.request(do, args, kwargs)
