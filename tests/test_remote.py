@@ -101,6 +101,18 @@ class Tally:
         self.sum += n
     def total(self):
         return self.sum
+
+class Shadowed:
+    def __init__(self):
+        self.label = "its own"
+    def label(self):
+        return "its class's"
+
+class Dynamic:
+    def size(self):
+        return 1
+    def __getattr__(self, name):
+        return name.upper()
 """
 
 
@@ -321,8 +333,9 @@ def test_calls_whose_value_the_tests_drop_are_sent_together_and_still_fail_their
         result = unittest.TestResult()
         namespace["DroppingTest"](name).run(result)
         outcomes[name] = (result.wasSuccessful(), end.scope(), len(sent))
-    # mod.Tally, Tally(), tally.add, the 100 adds together, tally.total, its call
-    assert outcomes["test_adds"] == (True, None, 6)
+    # mod.Tally, Tally(), the 100 adds together, tally.total(): a Tally's methods
+    # are its class's plain functions, called by name without being read first
+    assert outcomes["test_adds"] == (True, None, 4)
     assert outcomes["test_a_refusal_handled_where_it_is_raised"][:2] == (True, None)
 
     result = unittest.TestResult()
@@ -332,3 +345,18 @@ def test_calls_whose_value_the_tests_drop_are_sent_together_and_still_fail_their
     assert isinstance(late, ValueError) and str(late) == "-1 is negative"
     assert "dropping_test.py, line 25, whose value the tests drop" in late.__notes__[0]
     assert namespace["DroppingTest"].kept.total() == 0  # tally.add(2) was not made
+
+
+def test_a_method_is_called_unread_only_where_reading_it_would_find_the_class_s_function(
+    end: remote.TestSide,
+) -> None:
+    """An object's own attribute hides its class's method of that name, and a class
+    with a `__getattr__` of its own reads its attributes its own way: both are read
+    by a request, as in one process."""
+    mod = _imported(end)
+    assert mod.Shadowed().label == "its own"
+    dynamic = mod.Dynamic()
+    assert (dynamic.size(), dynamic.other) == (1, "OTHER")
+    tally = mod.Tally()
+    tally.sum = 5
+    assert tally.total() == 5

@@ -21,8 +21,8 @@ Values are codec.py's tagged plain data, by value, decoded by the exact built-in
 type: an instance of a subclass of a built-in crosses as the built-in value, read
 through the built-in's own methods. Anything else is a reference:
 
-    {"$obj": [id, type name, exception base]}   an object of the sender's, held by
-                                                the receiver as a proxy; a class
+    {"$obj": [id, type name, exception base,    an object of the sender's, held by
+              class id, methods]}               the receiver as a proxy; a class
                                                 deriving from an exception, as a
                                                 stand-in class deriving from its
                                                 nearest built-in exception
@@ -371,8 +371,9 @@ class Endpoint:
         if isinstance(value, BaseException):
             return {"$exc": self._exception(value, ident)}
         if isinstance(value, type) and issubclass(value, BaseException):
-            return {"$obj": [ident, value.__name__, _nearest_builtin_exception(value), None]}
-        return {"$obj": [ident, type(value).__name__, None, self.class_of(value)]}
+            return {"$obj": [ident, value.__name__, _nearest_builtin_exception(value), None, None]}
+        kind, methods = self.class_of(value), self.methods_of(value)
+        return {"$obj": [ident, type(value).__name__, None, kind, methods]}
 
     def _handed_out(self, value: Any) -> int:
         """The id `value` is handed out under, given now when it has none."""
@@ -440,25 +441,39 @@ class Endpoint:
         return value
 
     def _proxy(self, body: Any) -> Any:
-        if not (isinstance(body, list) and len(body) == 4 and type(body[0]) is int):
+        if not (isinstance(body, list) and len(body) == 5 and type(body[0]) is int):
             raise Broken("a malformed reference")
-        ident, name, base, kind = body
+        ident, name, base, kind, methods = body
         if kind is not None and type(kind) is not int:
+            raise Broken("a malformed reference")
+        if methods is not None and not (
+            isinstance(methods, list) and all(type(m) is str for m in methods)
+        ):
             raise Broken("a malformed reference")
         known = self.theirs.get(ident)
         if known is None:
-            made = self.proxy(ident, kind) if base is None else self.stand_in(str(name), base)
+            made = (
+                self.proxy(ident, kind, frozenset(methods or ()))
+                if base is None
+                else self.stand_in(str(name), base)
+            )
             known = self._held(ident, made)
         return known
 
-    def proxy(self, ident: int, kind: int | None) -> Any:
+    def proxy(self, ident: int, kind: int | None, methods: frozenset[str]) -> Any:
         """What stands here for the other side's object `ident`, of the class the
-        other side handed out as `kind` (when it says)."""
+        other side handed out as `kind` (when it says), whose `methods` are plain
+        methods of its class."""
         raise NotImplementedError
 
     def class_of(self, value: Any) -> int | None:
         """The id to send with an object of this side's for its class: none by
         default."""
+        return None
+
+    def methods_of(self, value: Any) -> list[str] | None:
+        """The names to send with an object of this side's whose reads are its
+        class's plain methods: none by default."""
         return None
 
     def stand_in(self, name: str, base: Any) -> type:
@@ -651,17 +666,25 @@ class _Proxy:
 
 class Remote(_Proxy):
     """An object of the candidate's, in the test process: everything done to it is
-    a request to the candidate's process. `_ct_class`: the id of its class there."""
+    a request to the candidate's process. `_ct_class`: the id of its class there;
+    `_ct_methods`: the names that read a plain method of its class, each called
+    by name without being read first (a `method` request reads it afresh)."""
 
-    __slots__ = ("_ct_class",)
+    __slots__ = ("_ct_class", "_ct_methods")
 
-    def __init__(self, end: TestSide, ident: int, kind: int | None) -> None:
+    def __init__(
+        self, end: TestSide, ident: int, kind: int | None, methods: frozenset[str]
+    ) -> None:
         super().__init__(end, ident)
         object.__setattr__(self, "_ct_class", kind)
+        object.__setattr__(self, "_ct_methods", methods)
 
     def __getattr__(self, name: str) -> Any:
         end = object.__getattribute__(self, "_ct_end")
-        known = end.methods.get((object.__getattribute__(self, "_ct_id"), name))
+        ident = object.__getattribute__(self, "_ct_id")
+        known = end.methods.get((ident, name))
+        if known is None and name in object.__getattribute__(self, "_ct_methods"):
+            known = end.methods[ident, name] = RemoteMethod(self, name)
         return known if known is not None else end.request("getattr", (self, name))
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -891,8 +914,8 @@ class TestSide(Endpoint):
         candidate's, as `from clock import Clock` does)."""
         return object.__getattribute__(value, "_ct_class") in self.named
 
-    def proxy(self, ident: int, kind: int | None) -> Remote:
-        return Remote(self, ident, kind)
+    def proxy(self, ident: int, kind: int | None, methods: frozenset[str]) -> Remote:
+        return Remote(self, ident, kind, methods)
 
     def builtin(self, name: Any) -> Any:
         value = super().builtin(name)
@@ -991,6 +1014,20 @@ class Peer(_Proxy):
     __contains__ = _binary("contains")
 
 
+def _plain_methods(kind: type) -> frozenset[str]:
+    """The public names an instance of `kind` reads as a plain function of its class
+    (a method, bound when read, with nothing run on the way); none when the class
+    reads its attributes its own way (`__getattr__`, `__getattribute__`)."""
+    found: dict[str, bool] = {}
+    for klass in kind.__mro__[:-1]:  # object's own reads are the usual ones
+        space = vars(klass)
+        if "__getattr__" in space or "__getattribute__" in space:
+            return frozenset()
+        for name, value in space.items():
+            found.setdefault(name, type(value) is types.FunctionType)
+    return frozenset(name for name, plain in found.items() if plain and name[:1] != "_")
+
+
 def _attribute(target: Any, name: str) -> Any:
     """An attribute of `target`; a method bound to it as a Method."""
     value = getattr(target, name)
@@ -1006,12 +1043,28 @@ class CandidateSide(Endpoint):
     def __init__(self, wire: Wire, describe: Callable[[BaseException], str]) -> None:
         super().__init__(wire)
         self._describe = describe
+        self._plain: dict[type, frozenset[str]] = {}  # a class -> its plain methods
 
-    def proxy(self, ident: int, kind: int | None) -> Peer:
+    def proxy(self, ident: int, kind: int | None, methods: frozenset[str]) -> Peer:
         return Peer(self, ident)
 
     def class_of(self, value: Any) -> int | None:
         return self._handed_out(type(value))
+
+    def methods_of(self, value: Any) -> list[str] | None:
+        """Its class's plain methods (`_plain_methods`), when the object's own
+        attributes hide none of them."""
+        kind = type(value)
+        names = self._plain.get(kind)
+        if names is None:
+            names = self._plain[kind] = _plain_methods(kind)
+        try:
+            own = object.__getattribute__(value, "__dict__")
+        except AttributeError:
+            own = {}
+        if not names or type(own) is not dict or not names.isdisjoint(own):
+            return None
+        return sorted(names)
 
     def allowed(self, do: str, args: list[Any]) -> Callable[..., Any]:
         if do == "dropped":
