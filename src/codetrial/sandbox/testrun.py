@@ -275,7 +275,7 @@ def run(
             late = end.scope() if end is not None else None
             if late is not None:
                 record.update(
-                    outcome="error",
+                    outcome="failed" if isinstance(late, AssertionError) else "error",
                     trace=format_exception(late, workspace),
                     exception=type(late).__name__,
                 )
