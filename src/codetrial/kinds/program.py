@@ -66,7 +66,8 @@ def _render(name: str, **fields: str) -> str:
     return Template(read_template(name)).substitute(**fields)
 
 
-def _cut(text: str) -> str:
+def cut(text: str) -> str:
+    """`text`, cut to SHOWN characters, saying how many more there were."""
     if len(text) <= SHOWN:
         return text
     return f"{text[:SHOWN]}\n[... {len(text) - SHOWN} more characters]"
@@ -74,18 +75,18 @@ def _cut(text: str) -> str:
 
 def _fenced(text: str) -> str:
     """`text`, cut to SHOWN characters, in a fence nothing in it can close."""
-    shown = _cut(text).rstrip() or "(nothing)"
+    shown = cut(text).rstrip() or "(nothing)"
     fence = fence_for(shown)
     return f"{fence}\n{shown}\n{fence}"
 
 
-def _case_limits(task: ProgramTask, limits: Limits) -> Limits:
-    """The run's `limits` with the task's CPU and wall seconds for one case."""
-    return limits.model_copy(update={"cpu_s": task.cpu_s, "timeout_s": task.wall_s})
+def case_limits(limits: Limits, cpu_s: int, wall_s: float) -> Limits:
+    """The run's `limits` with a task's CPU and wall seconds for one case's run."""
+    return limits.model_copy(update={"cpu_s": cpu_s, "timeout_s": wall_s})
 
 
 @dataclass(frozen=True)
-class _Failed:
+class Failed:
     """How one case failed: its outcome, what a person reads, what the model is told
     when the case is a sample."""
 
@@ -94,29 +95,26 @@ class _Failed:
     told: str
 
 
-def _ran_wrong(run: ProgramRun) -> _Failed | None:
+def _ran_wrong(run: ProgramRun) -> Failed | None:
     """How the candidate's run failed before its output could be judged; None when it
     exited 0."""
     if run.stop is not None:
         why = f"{run.stop.value}: {run.stop_detail}"
-        return _Failed(STOP_OUTCOMES[run.stop], why, why)
+        return Failed(STOP_OUTCOMES[run.stop], why, why)
     if run.exit is None or run.exit.code != 0:
         code = run.exit.code if run.exit else None
         error = run.left.stderr[-ERROR_CHARS:].strip()
         told = f"it exited with code {code}" + (f":\n{_fenced(error)}" if error else "")
-        return _Failed(Outcome.ERROR, f"exited with code {code}", told)
+        return Failed(Outcome.ERROR, f"exited with code {code}", told)
     return None
 
 
-def _checked(
-    sandbox: Sandbox, task: ProgramTask, case: Case, output: str, limits: Limits
-) -> _Failed | None:
-    """The checker's decision on `output` for `case`: None when it accepts it."""
-    assert task.checker is not None
+def checked(
+    sandbox: Sandbox, checker: str, case: Case, output: str, limits: Limits
+) -> Failed | None:
+    """The `checker`'s decision on `output` for `case`: None when it accepts it."""
     given = json.dumps({"input": case.input, "expected": case.output, "output": output})
-    with sandbox.program(
-        task.checker, stdin=given, output_cap=CHECKER_OUTPUT_CAP, limits=limits
-    ) as run:
+    with sandbox.program(checker, stdin=given, output_cap=CHECKER_OUTPUT_CAP, limits=limits) as run:
         pass
     code = run.exit.code if run.exit is not None and run.stop is None else None
     if code == 0:
@@ -124,27 +122,27 @@ def _checked(
     if code == 1:
         said = run.left.output.decode("utf-8", "replace").strip().splitlines()
         why = f"wrong answer (the checker says: {said[0][:SHOWN] if said else 'wrong'})"
-        return _Failed(Outcome.FAILED, why, why)
+        return Failed(Outcome.FAILED, why, why)
     how = f"{run.stop.value}: {run.stop_detail}" if run.stop else f"exit code {code}"
     error = run.left.stderr[-ERROR_CHARS:].strip()
     why = f"the checker failed on case {case.name} ({how}) {error}".strip()
-    return _Failed(Outcome.INFRA_ERROR, why, why)
+    return Failed(Outcome.INFRA_ERROR, why, why)
 
 
 def _compared(
     sandbox: Sandbox, task: ProgramTask, case: Case, output: str, limits: Limits
-) -> _Failed | None:
+) -> Failed | None:
     """How `output` is wrong for `case`, by the checker or the task's comparison;
     None when it is right."""
     if task.checker is not None:
-        return _checked(sandbox, task, case, output, limits)
+        return checked(sandbox, task.checker, case, output, limits)
     why = difference(task.compare, case.output, output, abs_tol=task.abs_tol, rel_tol=task.rel_tol)
     if why is None:
         return None
-    return _Failed(Outcome.FAILED, f"wrong answer ({why})", f"wrong answer ({why})")
+    return Failed(Outcome.FAILED, f"wrong answer ({why})", f"wrong answer ({why})")
 
 
-def _told(task: ProgramTask, case: Case, failed: _Failed, output: str) -> str:
+def _told(task: ProgramTask, case: Case, failed: Failed, output: str) -> str:
     """What the model is told of a sample case that failed."""
     expected = "A right output" if task.checker is not None else "Expected output"
     return (
@@ -160,7 +158,7 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
     cases += [(Visibility.HIDDEN, c) for c in task.hidden]
 
     def work(sandbox: Sandbox, limits: Limits) -> Verdict:
-        one = _case_limits(task, limits)
+        one = case_limits(limits, task.cpu_s, task.wall_s)
         results: list[TestResult] = []
         lines: dict[Visibility, list[str]] = {Visibility.VISIBLE: [], Visibility.HIDDEN: []}
         cpu_s, peak_kb = 0.0, 0
@@ -208,7 +206,7 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
     return work
 
 
-def _test_outcome(failed: _Failed | None) -> TestOutcome:
+def _test_outcome(failed: Failed | None) -> TestOutcome:
     if failed is None:
         return TestOutcome.PASSED
     return TestOutcome.FAILED if failed.outcome is Outcome.FAILED else TestOutcome.ERROR
