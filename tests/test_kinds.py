@@ -79,7 +79,7 @@ def test_a_suite_of_two_kinds_is_refused_with_what_to_do() -> None:
         KINDS.get("functoin")
 
 
-# A fifth kind: a question answered by a program whose printed output is the answer.
+# Another kind: a question answered by a program whose printed output is the answer.
 
 
 @dataclass(frozen=True)

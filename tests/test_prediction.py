@@ -18,7 +18,7 @@ from codetrial.errors import ConfigError, TaskFormatError
 from codetrial.gate import get_profile
 from codetrial.kinds import Asked, load_suite
 from codetrial.kinds.prediction import PREDICTION, stated
-from codetrial.records import Outcome, Verdict
+from codetrial.records import Message, Outcome, Verdict
 from codetrial.rerun import rejudge
 from codetrial.runs import Run
 from codetrial.sandbox import SandboxPolicy
@@ -115,6 +115,16 @@ def test_answers_are_read_from_the_last_block_or_an_assertion() -> None:
     assert stated(value_task, "so:\nassert f(x = 1) == 'a'\n") == "'a'"
     assert stated(value_task, "```python\n[3]\n```") == "[3]"
     assert stated(value_task, "It returns three.") is None
+
+
+def test_a_backend_that_continues_replies_is_given_the_answers_start() -> None:
+    system = Message("system", "")
+    stdin_task, value_task = EXECUTION["bracket-depth/1"], load_lcb_execution()[0]
+    assert PREDICTION.opening(stdin_task, ASKED, system, True)[-1] == Message("assistant", "```\n")
+    start = PREDICTION.opening(value_task, ASKED, system, True)[-1].content
+    assert start == f"```python\nassert {value_task.input} == "
+    assert stated(value_task, start + "3\n```") == "3"
+    assert PREDICTION.opening(stdin_task, ASKED, system, False)[-1].role == "user"
 
 
 def test_an_answer_is_data_never_run(pool: JudgePool, tmp_path: Path) -> None:

@@ -70,6 +70,14 @@ def question(task: PredictionTask) -> str:
     return Template(read_template(name)).substitute(shown=task.shown.rstrip(), input=given)
 
 
+def reply_start(task: PredictionTask) -> str:
+    """The start of the reply, for a backend that continues one: the opened block (for
+    a call, the assertion up to its value), so that what the model writes is the
+    answer."""
+    name = "prediction_call_reply.md" if task.compare == "value" else "prediction_reply.md"
+    return Template(read_template(name)).substitute(input=task.input.strip())
+
+
 def _asserted(text: str) -> str | None:
     """The right-hand side of the last `assert X == Y` line in `text`."""
     for line in reversed(text.splitlines()):
@@ -197,7 +205,9 @@ class PredictionKind(Kind[PredictionTask]):
     def opening(
         self, task: PredictionTask, asked: Asked, system: Message, continues: bool
     ) -> list[Message]:
-        return [system, Message("user", question(task))]
+        """The question, and for a backend that `continues` a reply, its start."""
+        start = [Message("assistant", reply_start(task))] if continues else []
+        return [system, Message("user", question(task)), *start]
 
     def respond(
         self,

@@ -38,6 +38,8 @@ PREDICTION_TEMPLATES = (
     "prediction_output.md",
     "prediction_execution.md",
     "prediction_call.md",
+    "prediction_reply.md",
+    "prediction_call_reply.md",
 )
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
