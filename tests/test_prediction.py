@@ -134,6 +134,9 @@ def test_an_answer_is_data_never_run(pool: JudgePool, tmp_path: Path) -> None:
         f"__import__('pathlib').Path({str(marker)!r}).touch()",
         task.input,  # the call itself, which would be right if it were run
         "[x for x in range(3)]",
+        "[" * 10_000 + "]" * 10_000,  # nested past what a literal may be
+        "9" * 5000,  # an integer past the digits Python converts
+        "1" * 200_000,  # past the longest literal read
     ):
         verdict = judged(pool, task, f"```python\nassert {task.input} == {answer}\n```")
         assert verdict.outcome is Outcome.FAILED and "not a Python literal" in verdict.detail
