@@ -60,7 +60,7 @@ def test_the_suites_ask_about_small_hidden_inputs_of_every_problem() -> None:
             samples = {case.input for case in PROBLEMS[task.id.split("/")[0]].samples}
             assert len(task.input) <= 120 and task.input not in samples
     assert OUTPUT["pair-sum/2"].checker and not EXECUTION["pair-sum/2"].checker
-    assert "```python\nimport sys" in EXECUTION["bracket-depth/1"].shown
+    assert "```python\nimport sys" in PREDICTION.asked_text(EXECUTION["bracket-depth/1"])
 
 
 def test_check_references_holds_every_stated_output_against_the_program() -> None:

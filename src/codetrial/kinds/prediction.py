@@ -30,7 +30,14 @@ from codetrial.errors import ConfigError
 from codetrial.extract import fenced_blocks, without_reasoning
 from codetrial.gate import Profile
 from codetrial.kinds.base import KINDS, Asked, Kind, output_of
-from codetrial.kinds.program import OUTPUT_CAP, Failed, case_limits, checked, cut
+from codetrial.kinds.program import (
+    OUTPUT_CAP,
+    Failed,
+    case_limits,
+    checked,
+    cut,
+    test_outcome,
+)
 from codetrial.kinds.question import failure
 from codetrial.prompts import PREDICTION_TEMPLATES, read_template
 from codetrial.prompts.messages import fence_for
@@ -39,7 +46,6 @@ from codetrial.records import (
     Candidate,
     Message,
     Outcome,
-    TestOutcome,
     TestResult,
     Usage,
     Verdict,
@@ -55,19 +61,20 @@ from codetrial.verdict.pool import JudgePool, settled
 NO_ANSWER = "The reply states no answer (no ``` block{assertion})."
 
 
-def _fenced(text: str) -> str:
+def _fenced(text: str, language: str = "") -> str:
     fence = fence_for(text)
-    return f"{fence}\n{text.rstrip()}\n{fence}"
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
 
 
 def question(task: PredictionTask) -> str:
-    """What the model is asked: its scenario's template with what it is shown and the
-    input."""
+    """What the model is asked: its scenario's template with what it is shown (a
+    program in a block) and the input."""
+    shown = _fenced(task.shown, "python") if task.scenario == "execution" else task.shown
     if task.compare == "value":
         name, given = "prediction_call.md", task.input.strip()
     else:
         name, given = f"prediction_{task.scenario}.md", _fenced(task.input)
-    return Template(read_template(name)).substitute(shown=task.shown.rstrip(), input=given)
+    return Template(read_template(name)).substitute(shown=shown.rstrip(), input=given)
 
 
 def reply_start(task: PredictionTask) -> str:
@@ -112,19 +119,16 @@ def _compared(
     """The verdict on `answer` given the `right` output, by the task's checker (run in
     `sandbox`) or its comparison."""
     wrong: Failed | None
-    if task.checker is not None and sandbox is not None:
+    if task.checker is not None:
+        assert sandbox is not None
         wrong = checked(sandbox, task.checker, Case("input", task.stdin, right), answer, limits)
     else:
         why = difference(task.compare, right, answer, abs_tol=task.abs_tol, rel_tol=task.rel_tol)
         wrong = None if why is None else Failed(Outcome.FAILED, f"wrong answer ({why})", "")
-    outcome = Outcome.PASSED if wrong is None else wrong.outcome
-    if outcome is Outcome.PASSED:
-        tested = TestOutcome.PASSED
-    else:
-        tested = TestOutcome.FAILED if outcome is Outcome.FAILED else TestOutcome.ERROR
+    tested = test_outcome(wrong)
     said = "passed" if wrong is None else wrong.detail
     return Verdict(
-        outcome,
+        Outcome.PASSED if wrong is None else wrong.outcome,
         gate=None,
         tests=(TestResult(name="the input", visibility=Visibility.HIDDEN, outcome=tested),),
         hidden_output=f"right output:\n{cut(right)}\n\nanswer:\n{cut(answer)}\n\n{said}",

@@ -174,7 +174,7 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
                 TestResult(
                     name=name,
                     visibility=visibility,
-                    outcome=_test_outcome(failed),
+                    outcome=test_outcome(failed),
                     duration_s=run.exit.cpu_s if run.exit else 0.0,
                 )
             )
@@ -206,7 +206,8 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
     return work
 
 
-def _test_outcome(failed: Failed | None) -> TestOutcome:
+def test_outcome(failed: Failed | None) -> TestOutcome:
+    """How a case that `failed` (or passed, None) ended, as a test's outcome."""
     if failed is None:
         return TestOutcome.PASSED
     return TestOutcome.FAILED if failed.outcome is Outcome.FAILED else TestOutcome.ERROR

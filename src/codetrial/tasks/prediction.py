@@ -53,12 +53,13 @@ from typing import *
 @dataclass(frozen=True)
 class PredictionTask:
     """One input whose output the model predicts: what it is `shown` (a problem's
-    statement, or a program, as Markdown), the `input` it is asked about, the trusted
-    `program` whose standard output, run on `stdin`, is the right answer (None when
-    the source gives only a stated answer), the `expected` answer its source states
-    (which `codetrial check --references` holds against the program's output), and
-    how an answer is judged: `compare` with its tolerances, or the problem's
-    `checker` (see `codetrial.kinds.program`), with one run's CPU and wall seconds."""
+    statement as Markdown, or in "execution" a program's code), the `input` it is
+    asked about, the trusted `program` whose standard output, run on `stdin`, is the
+    right answer (None when the source gives only a stated answer), the `expected`
+    answer its source states (which `codetrial check --references` holds against the
+    program's output), and how an answer is judged: `compare` with its tolerances,
+    or the problem's `checker` (see `codetrial.kinds.program`), with one run's CPU
+    and wall seconds."""
 
     id: str
     suite: str
@@ -91,10 +92,6 @@ class PredictionTask:
         return hashlib.sha256(json.dumps(judged, sort_keys=True).encode()).hexdigest()
 
 
-def _fenced(code: str, language: str = "python") -> str:
-    return f"```{language}\n{code.rstrip()}\n```"
-
-
 def from_programs(problems: Sequence[ProgramTask], scenario: str) -> list[PredictionTask]:
     """The prediction tasks of a program suite's problems in `scenario`: for each
     problem with a reference, its first PER_PROBLEM hidden inputs of at most
@@ -121,7 +118,7 @@ def from_programs(problems: Sequence[ProgramTask], scenario: str) -> list[Predic
                     suite=f"{problem.suite}-{scenario}",
                     title=problem.title,
                     scenario=scenario,
-                    shown=problem.statement if output else _fenced(problem.reference),
+                    shown=problem.statement if output else problem.reference,
                     input=case.input,
                     program=problem.reference,
                     stdin=case.input,
@@ -175,13 +172,15 @@ def load_livecodebench_output(path: Path) -> list[PredictionTask]:
         title = _text(record, "question_title", where)
         starter = str(record.get("starter_code") or "")
         statement = f"# {title}\n\n{_text(record, 'question_content', where).strip()}\n"
+        if starter.strip():
+            statement += f"\nFunction:\n\n```python\n{starter.rstrip()}\n```\n"
         tasks.append(
             PredictionTask(
                 id=f"{_text(record, 'question_id', where)}/{record.get('test_id', 0)}",
                 suite="livecodebench-output",
                 title=title,
                 scenario="output",
-                shown=statement + (f"\nFunction:\n\n{_fenced(starter)}\n" if starter else ""),
+                shown=statement,
                 input=f"{name}({', '.join(given.splitlines())})",
                 program=None,
                 expected=_python_literal(stated, where),
@@ -210,7 +209,7 @@ def load_livecodebench_execution(path: Path) -> list[PredictionTask]:
                 suite="livecodebench-execution",
                 title=str(record.get("function_name") or sample),
                 scenario="execution",
-                shown=_fenced(code),
+                shown=code,
                 input=call,
                 program=f"{CALL_PRELUDE}\n{code.rstrip()}\n\nprint(repr({call}))\n",
                 expected=_text(record, "output", where),
