@@ -58,11 +58,20 @@ def test_no_stage_asks_which_class_a_task_is() -> None:
 
 
 def test_every_built_in_kind_is_registered_and_named_by_its_tasks() -> None:
-    assert KINDS.names()[:5] == ["function", "workspace", "repository", "question", "program"]
+    assert KINDS.names()[:6] == [
+        "function",
+        "workspace",
+        "repository",
+        "question",
+        "program",
+        "prediction",
+    ]
     for suite, kind in (
         ("contracts10", "function"),
         ("dataqa", "question"),
         ("programs", "program"),
+        ("programs-output", "prediction"),
+        ("programs-execution", "prediction"),
     ):
         tasks = load_suite(suite)
         assert tasks.kind.name == kind and kind_of(tasks[0]) is tasks.kind
@@ -79,7 +88,7 @@ def test_a_suite_of_two_kinds_is_refused_with_what_to_do() -> None:
         KINDS.get("functoin")
 
 
-# A fifth kind: a question answered by a program whose printed output is the answer.
+# Another kind: a question answered by a program whose printed output is the answer.
 
 
 @dataclass(frozen=True)

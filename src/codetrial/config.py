@@ -34,6 +34,7 @@ WORKSPACE_DEFAULTS = ShapeDefaults(timeout_s=60.0, num_ctx=8192, max_tokens=2048
 REPOSITORY_DEFAULTS = ShapeDefaults(timeout_s=120.0, num_ctx=8192, max_tokens=2048, scratch_mb=512)
 QUESTION_DEFAULTS = ShapeDefaults(timeout_s=30.0, num_ctx=8192, max_tokens=768)
 PROGRAM_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=8192, max_tokens=1024)
+PREDICTION_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=8192, max_tokens=512)
 TIME_FACTOR = 4.0  # a calibrated case's CPU limit: this times the reference's (EvalPlus's)
 TIME_FLOOR = 1.0  # and at least this many CPU seconds
 

@@ -25,6 +25,12 @@ def without_reasoning(text: str) -> str:
     return _THINK.sub("", text)
 
 
+def fenced_blocks(raw: str) -> list[tuple[str, str]]:
+    """The fenced blocks of a response outside its reasoning, in order: each block's
+    language tag (lower case, "" for none) and its text."""
+    return [(tag.lower(), body) for tag, body in _FENCE.findall(without_reasoning(raw))]
+
+
 def _looks_like_code(text: str) -> bool:
     try:
         tree = parse(text)
@@ -91,9 +97,7 @@ def extract(raw: str, entry_point: str, definitions_only: bool = False) -> Candi
     and reasoning-only responses give a candidate without code (outcome no_code).
     """
     text = without_reasoning(raw)
-    blocks = [
-        (tag.lower(), body) for tag, body in _FENCE.findall(text) if tag.lower() in _PYTHON_TAGS
-    ]
+    blocks = [(tag, body) for tag, body in fenced_blocks(raw) if tag in _PYTHON_TAGS]
     defines = re.compile(rf"^\s*def\s+{re.escape(entry_point)}\s*\(", re.MULTILINE)
     chosen = next((body for _, body in blocks if defines.search(body)), None)
     if chosen is None and blocks:

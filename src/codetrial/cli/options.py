@@ -14,8 +14,9 @@ from codetrial.tasks.questions import requirements as read_requirements
 DataFile = Annotated[
     Path | None,
     typer.Option(
-        help="data file (humaneval+, mbpp, mbpp+, livecodebench, codecontests; swe: instances "
-        "JSONL) or folder (polyglot-python; apps, apps-calls: a JSONL or a folder)"
+        help="data file (humaneval+, mbpp, mbpp+, livecodebench, livecodebench-output, "
+        "livecodebench-execution, codecontests; swe: instances JSONL) or folder "
+        "(polyglot-python; apps, apps-calls: a JSONL or a folder)"
     ),
 ]
 Repos = Annotated[

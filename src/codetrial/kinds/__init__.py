@@ -18,6 +18,7 @@ KINDS.declare("workspace", "codetrial.kinds.workspace")
 KINDS.declare("repository", "codetrial.kinds.repository")
 KINDS.declare("question", "codetrial.kinds.question")
 KINDS.declare("program", "codetrial.kinds.program")
+KINDS.declare("prediction", "codetrial.kinds.prediction")
 
 __all__ = [
     "KINDS",

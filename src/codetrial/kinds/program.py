@@ -80,7 +80,8 @@ def _render(name: str, **fields: str) -> str:
     return Template(read_template(name)).substitute(**fields)
 
 
-def _cut(text: str) -> str:
+def cut(text: str) -> str:
+    """`text`, cut to SHOWN characters, saying how many more there were."""
     if len(text) <= SHOWN:
         return text
     return f"{text[:SHOWN]}\n[... {len(text) - SHOWN} more characters]"
@@ -88,19 +89,19 @@ def _cut(text: str) -> str:
 
 def _fenced(text: str) -> str:
     """`text`, cut to SHOWN characters, in a fence nothing in it can close."""
-    shown = _cut(text).rstrip() or "(nothing)"
+    shown = cut(text).rstrip() or "(nothing)"
     fence = fence_for(shown)
     return f"{fence}\n{shown}\n{fence}"
 
 
-def _within(limits: Limits, cpu: float, wall: float) -> Limits:
+def case_limits(limits: Limits, cpu: float, wall: float) -> Limits:
     """The run's `limits` with `cpu` CPU seconds (the sandbox's, whole) and `wall` wall
-    seconds."""
+    seconds, for one case's run."""
     return limits.model_copy(update={"cpu_s": math.ceil(cpu), "timeout_s": wall})
 
 
 @dataclass(frozen=True)
-class _Failed:
+class Failed:
     """How one case failed: its outcome, what a person reads, what the model is told
     when the case is a sample."""
 
@@ -109,32 +110,29 @@ class _Failed:
     told: str
 
 
-def _ran_wrong(run: ProgramRun, cpu: float) -> _Failed | None:
+def _ran_wrong(run: ProgramRun, cpu: float) -> Failed | None:
     """How the candidate's run failed before its output could be judged (past `cpu`
     CPU seconds, the case's limit, is a timeout); None when it exited 0."""
     if run.exit is not None and run.exit.cpu_s > cpu:
         why = f"timeout: {run.exit.cpu_s:.2f} s of CPU, over the case's {cpu:g} s"
-        return _Failed(Outcome.TIMEOUT, why, why)
+        return Failed(Outcome.TIMEOUT, why, why)
     if run.stop is not None:
         why = f"{run.stop.value}: {run.stop_detail}"
-        return _Failed(STOP_OUTCOMES[run.stop], why, why)
+        return Failed(STOP_OUTCOMES[run.stop], why, why)
     if run.exit is None or run.exit.code != 0:
         code = run.exit.code if run.exit else None
         error = run.left.stderr[-ERROR_CHARS:].strip()
         told = f"it exited with code {code}" + (f":\n{_fenced(error)}" if error else "")
-        return _Failed(Outcome.ERROR, f"exited with code {code}", told)
+        return Failed(Outcome.ERROR, f"exited with code {code}", told)
     return None
 
 
-def _checked(
-    sandbox: Sandbox, task: ProgramTask, case: Case, output: str, limits: Limits
-) -> _Failed | None:
-    """The checker's decision on `output` for `case`: None when it accepts it."""
-    assert task.checker is not None
+def checked(
+    sandbox: Sandbox, checker: str, case: Case, output: str, limits: Limits
+) -> Failed | None:
+    """The `checker`'s decision on `output` for `case`: None when it accepts it."""
     given = json.dumps({"input": case.input, "expected": case.output, "output": output})
-    with sandbox.program(
-        task.checker, stdin=given, output_cap=CHECKER_OUTPUT_CAP, limits=limits
-    ) as run:
+    with sandbox.program(checker, stdin=given, output_cap=CHECKER_OUTPUT_CAP, limits=limits) as run:
         pass
     code = run.exit.code if run.exit is not None and run.stop is None else None
     if code == 0:
@@ -142,27 +140,27 @@ def _checked(
     if code == 1:
         said = run.left.output.decode("utf-8", "replace").strip().splitlines()
         why = f"wrong answer (the checker says: {said[0][:SHOWN] if said else 'wrong'})"
-        return _Failed(Outcome.FAILED, why, why)
+        return Failed(Outcome.FAILED, why, why)
     how = f"{run.stop.value}: {run.stop_detail}" if run.stop else f"exit code {code}"
     error = run.left.stderr[-ERROR_CHARS:].strip()
     why = f"the checker failed on case {case.name} ({how}) {error}".strip()
-    return _Failed(Outcome.INFRA_ERROR, why, why)
+    return Failed(Outcome.INFRA_ERROR, why, why)
 
 
 def _compared(
     sandbox: Sandbox, task: ProgramTask, case: Case, output: str, limits: Limits
-) -> _Failed | None:
+) -> Failed | None:
     """How `output` is wrong for `case`, by the checker or the task's comparison;
     None when it is right."""
     if task.checker is not None:
-        return _checked(sandbox, task, case, output, limits)
+        return checked(sandbox, task.checker, case, output, limits)
     why = difference(task.compare, case.output, output, abs_tol=task.abs_tol, rel_tol=task.rel_tol)
     if why is None:
         return None
-    return _Failed(Outcome.FAILED, f"wrong answer ({why})", f"wrong answer ({why})")
+    return Failed(Outcome.FAILED, f"wrong answer ({why})", f"wrong answer ({why})")
 
 
-def _told(task: ProgramTask, case: Case, failed: _Failed, output: str) -> str:
+def _told(task: ProgramTask, case: Case, failed: Failed, output: str) -> str:
     """What the model is told of a sample case that failed."""
     expected = "A right output" if task.checker is not None else "Expected output"
     return (
@@ -184,19 +182,19 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
         for visibility, case in cases:
             name = case_name(visibility is Visibility.VISIBLE, case)
             cpu, wall = task.seconds(name)
-            one = _within(limits, cpu, wall)
+            one = case_limits(limits, cpu, wall)
             with sandbox.program(code, stdin=case.input, output_cap=OUTPUT_CAP, limits=one) as run:
                 pass
             if run.exit is not None:
                 cpu_s, peak_kb = cpu_s + run.exit.cpu_s, max(peak_kb, run.exit.peak_kb)
             output = run.left.output.decode("utf-8", "replace")
-            checker = _within(limits, max(cpu, DEFAULT_CPU_S), max(wall, DEFAULT_WALL_S))
+            checker = case_limits(limits, max(cpu, DEFAULT_CPU_S), max(wall, DEFAULT_WALL_S))
             failed = _ran_wrong(run, cpu) or _compared(sandbox, task, case, output, checker)
             results.append(
                 TestResult(
                     name=name,
                     visibility=visibility,
-                    outcome=_test_outcome(failed),
+                    outcome=test_outcome(failed),
                     duration_s=run.exit.cpu_s if run.exit else 0.0,
                 )
             )
@@ -228,7 +226,8 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
     return work
 
 
-def _test_outcome(failed: _Failed | None) -> TestOutcome:
+def test_outcome(failed: Failed | None) -> TestOutcome:
+    """How a case that `failed` (or passed, None) ended, as a test's outcome."""
     if failed is None:
         return TestOutcome.PASSED
     return TestOutcome.FAILED if failed.outcome is Outcome.FAILED else TestOutcome.ERROR

@@ -4,6 +4,7 @@ renders them, and their hashes go in the manifest."""
 from codetrial.prompts.messages import (
     INTERPRET_TEMPLATES,
     PART,
+    PREDICTION_TEMPLATES,
     PROGRAM_TEMPLATES,
     PROMPT_PROFILES,
     SELECTION_TEMPLATES,
@@ -26,6 +27,7 @@ from codetrial.prompts.messages import (
 __all__ = [
     "INTERPRET_TEMPLATES",
     "PART",
+    "PREDICTION_TEMPLATES",
     "PROGRAM_TEMPLATES",
     "PROMPT_PROFILES",
     "SELECTION_TEMPLATES",

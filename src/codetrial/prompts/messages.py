@@ -33,6 +33,14 @@ INTERPRET_TEMPLATES = (
     "interpret_direct.md",
 )
 PROGRAM_TEMPLATES = ("program_system.md", "program_task.md", "program_repair.md")
+PREDICTION_TEMPLATES = (
+    "prediction_system.md",
+    "prediction_output.md",
+    "prediction_execution.md",
+    "prediction_call.md",
+    "prediction_reply.md",
+    "prediction_call_reply.md",
+)
 SELECTION_TEMPLATES = ("tests.md", "judge_system.md", "judge.md", "judge_shots.json")
 
 

@@ -168,7 +168,7 @@ def _lcb_cases(record: dict[str, Any], field: str, where: str) -> list[dict[str,
     return cases
 
 
-def _released(value: object, where: str) -> str:
+def release_date(value: object, where: str) -> str:
     """An ISO date or date and time, as the date."""
     try:
         return datetime.fromisoformat(str(value)).date().isoformat()
@@ -203,7 +203,7 @@ def load_livecodebench(path: Path) -> list[ProgramTask]:
                 statement=_statement(title, _text(record, "question_content", where)),
                 samples=_cases(((c.get("input"), c.get("output")) for c in public), where),
                 hidden=_cases(((c.get("input"), c.get("output")) for c in private), where),
-                released=_released(record.get("contest_date"), where),
+                released=release_date(record.get("contest_date"), where),
             )
         )
     _skipped(path, skipped, tasks)

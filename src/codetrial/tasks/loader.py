@@ -37,6 +37,13 @@ from codetrial.tasks.contests import (
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import first_record, read_jsonl
 from codetrial.tasks.model import HEAVY_INPUT, PACKAGES, Signature, Task, TestFile
+from codetrial.tasks.prediction import (
+    SCENARIOS,
+    PredictionTask,
+    from_programs,
+    load_livecodebench_execution,
+    load_livecodebench_output,
+)
 from codetrial.tasks.programs import ProgramTask, is_program_suite, load_programs
 from codetrial.tasks.questions import (
     QuestionTask,
@@ -47,7 +54,7 @@ from codetrial.tasks.questions import (
 from codetrial.tasks.repository import RepositoryTask, is_swe_record, load_swe
 from codetrial.tasks.workspace import WorkspaceTask, exercise_folders, load_exercism
 
-AnyTask = Task | WorkspaceTask | RepositoryTask | QuestionTask | ProgramTask
+AnyTask = Task | WorkspaceTask | RepositoryTask | QuestionTask | ProgramTask | PredictionTask
 
 _FENCE = re.compile(r"```python\n(.*?)```", re.DOTALL)
 _TITLE = re.compile(r"^#\s+(.+)$", re.MULTILINE)
@@ -229,6 +236,14 @@ CONTEST_FILES: dict[str, tuple[Callable[[Path], Sequence[AnyTask]], str]] = {
     "apps": (load_apps, _APPS_FILES),
     "apps-calls": (load_apps_calls, _APPS_FILES),
     "codecontests": (load_codecontests, "a CodeContests JSONL file"),
+    "livecodebench-output": (
+        load_livecodebench_output,
+        "LiveCodeBench's test-output prediction file (test.jsonl)",
+    ),
+    "livecodebench-execution": (
+        load_livecodebench_execution,
+        "LiveCodeBench's code execution file (test.jsonl)",
+    ),
 }
 
 
@@ -240,6 +255,11 @@ def _load_contests(suite: str, data: Path | None) -> Sequence[AnyTask]:
     return load(data)
 
 
+def _load_predictions(scenario: str, data: Path | None) -> list[PredictionTask]:
+    """The built-in programs suite's problems, asked as predictions in `scenario`."""
+    return from_programs(load_programs(_suites_root() / "programs", "programs"), scenario)
+
+
 Source = Callable[[Path | None], Sequence[AnyTask]]
 SOURCES: Registry[Source] = Registry("suite")
 SOURCES.register("humaneval", lambda data: load_humaneval())
@@ -249,6 +269,8 @@ SOURCES.register("polyglot-python", _load_polyglot)
 SOURCES.register("swe", _load_swe)
 for _suite in CONTEST_FILES:
     SOURCES.register(_suite, functools.partial(_load_contests, _suite))
+for _scenario in SCENARIOS:
+    SOURCES.register(f"programs-{_scenario}", functools.partial(_load_predictions, _scenario))
 
 
 def _load_source(name: str, data: Path | None) -> list[AnyTask]:
@@ -277,8 +299,10 @@ def _load_source(name: str, data: Path | None) -> list[AnyTask]:
 def load_suite(
     name: str, task_ids: list[str] | None = None, data: Path | None = None
 ) -> list[AnyTask]:
-    """A suite by name (built-in, humaneval, humaneval+/mbpp/mbpp+/polyglot-python/
-    livecodebench/apps/apps-calls/codecontests with --data) or path, or only `task_ids` of it."""
+    """A suite by name (built-in, humaneval, programs-output/programs-execution,
+    humaneval+/mbpp/mbpp+/polyglot-python/livecodebench/apps/apps-calls/codecontests/
+    livecodebench-output/livecodebench-execution with --data) or path, or only
+    `task_ids` of it."""
     tasks = _load_source(name, data)
     if task_ids:
         by_id = {t.id: t for t in tasks}

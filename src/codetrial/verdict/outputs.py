@@ -5,16 +5,23 @@ contest judges compare them:
     tokens   the same whitespace-separated tokens: spaces, tabs, line ends (\\n or
              \\r\\n) and blank lines at the end count as one separator (the default);
     float    tokens, where an expected token that is a number matches any number within
-             `abs_tol` of it or within `rel_tol` of its size; other tokens must be equal.
+             `abs_tol` of it or within `rel_tol` of its size; other tokens must be equal;
+    value    both are Python literals (a function's returned value written out), equal
+             as values are in Python (`[1, 2]` is `[1,2]`, `1` is `1.0`); they are read
+             as literals, never run.
 
 `difference` says where two outputs first differ, or None when they match.
 """
 
 from __future__ import annotations
 
+import ast
 import math
 
+from codetrial.literals import NOT_LITERAL
+
 SHOWN = 60  # characters of a token shown in a difference
+VALUE_CHARS = 100_000  # the longest literal read as a value
 
 
 def difference(
@@ -24,6 +31,8 @@ def difference(
     they match."""
     if mode == "exact":
         return None if got == expected else _first_char(expected, got)
+    if mode == "value":
+        return _value_difference(expected, got)
     want, have = expected.split(), got.split()
     for index, (one, other) in enumerate(zip(want, have, strict=False)):
         if one == other or (mode == "float" and _close(one, other, abs_tol, rel_tol)):
@@ -32,6 +41,20 @@ def difference(
     if len(want) != len(have):
         return f"expected {len(want)} tokens, got {len(have)}"
     return None
+
+
+def _value_difference(expected: str, got: str) -> str | None:
+    values = []
+    for name, text in (("expected output", expected), ("answer", got)):
+        try:
+            if len(text) > VALUE_CHARS:
+                raise ValueError(text)
+            values.append(ast.literal_eval(text.strip()))
+        except NOT_LITERAL:
+            return f"the {name} {_cut(text.strip())} is not a Python literal"
+    if values[0] == values[1]:
+        return None
+    return f"expected {_cut(expected.strip())}, got {_cut(got.strip())}"
 
 
 def _close(expected: str, got: str, abs_tol: float, rel_tol: float) -> bool:
