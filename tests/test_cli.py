@@ -13,7 +13,7 @@ import pytest
 import typer.main
 from rich.text import Text
 
-from codetrial.cli import app
+from codetrial.cli import build_app
 from codetrial.tasks import Task
 from tests.conftest import CLI_ENV, CODETRIAL, FIXTURES, POLYGLOT, cli, fenced, write_task
 
@@ -286,7 +286,7 @@ def test_every_help_text_shows_as_written() -> None:
         for sub in getattr(command, "commands", {}).values():
             yield from texts(sub)
 
-    found = list(texts(typer.main.get_command(app)))
+    found = list(texts(typer.main.get_command(build_app())))
     assert len(found) > 100
     for text in found:
         assert Text.from_markup(text).plain == text.replace("\\[", "["), text

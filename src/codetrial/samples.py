@@ -11,7 +11,7 @@ likelihood ("logprob_sum" with "logprob_tokens", or "mean_logprob") for selectio
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -159,12 +159,36 @@ def judge_samples(
         )
         with RunStore.create(job.runs_dir / manifest.run_id, manifest) as store:
             announce(store.run_dir, len(items))
-            judged = executor(job.ray).verdicts(items, config, pool)
+            run_on = executor(job.ray)
+            judged = once_each(items, lambda unique: run_on.verdicts(unique, config, pool))
             verdicts = judge_all(items, model, judged, store, progress)
             _write_results(store.run_dir, items, verdicts)
             if measured:
                 measure_efficiency(store, tasks, pool)
     return store.run_dir
+
+
+def once_each(
+    items: Sequence[Sample], judge: Callable[[list[Sample]], Iterable[Verdict]]
+) -> Iterator[Verdict]:
+    """Each sample's verdict, in order, with a program that repeats one before it for
+    the same task judged once: `judge` is given each (task, program) at its first
+    place, and a repeat shares that verdict. A sandbox runs the same program the same
+    way each time (its hash seed is fixed), so judging it again would say the same at
+    the same cost: a pool's samples repeat often (a quarter of CodeT's)."""
+    first: dict[tuple[str, str], int] = {}
+    unique: list[Sample] = []
+    for item in items:
+        _, task, program = item
+        if first.setdefault((task.id, program), len(unique)) == len(unique):
+            unique.append(item)
+    judged = iter(judge(unique))
+    known: list[Verdict] = []
+    for _, task, program in items:
+        place = first[(task.id, program)]
+        if place == len(known):
+            known.append(next(judged))
+        yield known[place]
 
 
 def _write_results(run_dir: Path, items: list[Sample], verdicts: list[Verdict]) -> None:

@@ -3,55 +3,39 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 
 import typer
 
-from codetrial.cli.ask import ask
-from codetrial.cli.board import board
-from codetrial.cli.check import check
-from codetrial.cli.compare import compare
-from codetrial.cli.envs import envs
-from codetrial.cli.evaluate import evaluate
-from codetrial.cli.harden import harden
-from codetrial.cli.models import models
-from codetrial.cli.report import report
-from codetrial.cli.rerun import rerun_command
-from codetrial.cli.review import review
-from codetrial.cli.run import run
-from codetrial.cli.select import judge_eval, select, train_judge, train_ranker
-from codetrial.cli.sweep import sweep
-from codetrial.cli.tasks import tasks
+from codetrial.cli.commands import COMMANDS
 from codetrial.errors import CodetrialError, Interrupted
 from codetrial.progress import plain_console
 
-app = typer.Typer(
-    no_args_is_help=True,
-    add_completion=False,
-    help="Put LLM-written code on trial: gate, sandbox, contract tests, repair, report.",
-)
-app.command("run")(run)
-app.command("ask")(ask)
-app.command("report")(report)
-app.command("rerun")(rerun_command)
-app.command("review")(review)
-app.command("tasks")(tasks)
-app.command("check")(check)
-app.command("evaluate")(evaluate)
-app.command("compare")(compare)
-app.command("sweep")(sweep)
-app.command("board")(board)
-app.command("models")(models)
-app.command("envs")(envs)
-app.command("harden")(harden)
-app.command("select")(select)
-app.command("judge-eval")(judge_eval)
-app.command("train-ranker")(train_ranker)
-app.command("train-judge")(train_judge)
+
+def _group() -> None:
+    """Keeps the app a group of commands when it is built with one of them."""
+
+
+def build_app(names: Sequence[str] | None = None) -> typer.Typer:
+    """The app with the commands `names` (default: all of them), only their modules
+    imported."""
+    app = typer.Typer(
+        no_args_is_help=True,
+        add_completion=False,
+        help="Put LLM-written code on trial: gate, sandbox, contract tests, repair, report.",
+    )
+    app.callback()(_group)
+    for name in COMMANDS.names() if names is None else names:
+        app.command(name)(COMMANDS.get(name))
+    return app
 
 
 def main() -> None:
-    """The console script. typer reports usage errors (exit 2) and turns Ctrl-C into
-    exit 130; codetrial's own errors print one line and exit with their class's code."""
+    """The console script: a command's own module is the only one imported. typer
+    reports usage errors (exit 2) and turns Ctrl-C into exit 130; codetrial's own errors
+    print one line and exit with their class's code."""
+    named = sys.argv[1:2]
+    app = build_app(named if named and named[0] in COMMANDS else None)
     try:
         app()
     except CodetrialError as exc:

@@ -9,6 +9,7 @@ import typer
 
 import codetrial
 from codetrial import environments
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import (
     Json,
     Packages,
@@ -115,3 +116,6 @@ def ask(
     else:
         console.print(f"answer: {answer}", highlight=False)
     console.print(f"report: {report}", soft_wrap=True, highlight=False)
+
+
+COMMANDS.register("ask", ask)

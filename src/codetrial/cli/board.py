@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 import codetrial
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import Json
 from codetrial.cli.views import console, print_json
 from codetrial.errors import ConfigError
@@ -90,3 +91,6 @@ def print_board(found: Board) -> None:
                 else "",
             )
         console.print(table)
+
+
+COMMANDS.register("board", board)

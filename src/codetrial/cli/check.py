@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from codetrial.checks import Checked, Where, check_file, check_references
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import (
     DataFile,
     Gate,
@@ -140,3 +141,6 @@ def check(
     console.print(f"isolation: {isolation}  gate: {profile}", highlight=False)
     _show(task or "", verdict)
     raise typer.Exit(0 if verdict.outcome is Outcome.PASSED else 1)
+
+
+COMMANDS.register("check", check)

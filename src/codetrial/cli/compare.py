@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 import codetrial
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import Json
 from codetrial.cli.views import console, print_json
 
@@ -46,3 +47,6 @@ def compare(
         f"exact McNemar p = {comparison.p_value:.4f}"
     )
     console.print(f"comparison: {out_file}", soft_wrap=True, highlight=False)
+
+
+COMMANDS.register("compare", compare)

@@ -11,6 +11,7 @@ import typer
 from rich.table import Table
 
 from codetrial import environments
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import DataFile, Packages, Requirements, Wheels, packages_of
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
@@ -63,3 +64,6 @@ def envs(
         installed = ", ".join(f"{name}=={version}" for name, version in found.installed.items())
         table.add_row("\n".join(sorted(users)), " ".join(needs), installed, status)
     console.print(table)
+
+
+COMMANDS.register("envs", envs)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 import codetrial
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import (
     DataFile,
     EfficiencyIfHeavy,
@@ -77,3 +78,6 @@ def evaluate(
             progress=bar,
         )
     show(result, json)
+
+
+COMMANDS.register("evaluate", evaluate)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import DataFile, UnsafeHostExec, Workers
 from codetrial.cli.views import console
 from codetrial.harden.suite import harden as harden_tasks
@@ -67,3 +68,6 @@ def harden(
     console.print(
         f"hardened suite: {path} (use it as --suite {path})", soft_wrap=True, highlight=False
     )
+
+
+COMMANDS.register("harden", harden)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import typer
 import typer.core
 
-from codetrial.cli.app import app
+from codetrial.cli.app import build_app
 
 WIDTH = 100
 
@@ -33,7 +33,7 @@ def _help(command: Command, context: typer.Context) -> str:
 def commands_md() -> str:
     """The whole page: a table of the commands with their one-line summaries, then each
     command's full help, in the order the commands are registered."""
-    group = typer.main.get_command(app)
+    group = typer.main.get_command(build_app())
     assert isinstance(group, typer.core.TyperGroup)
     root = typer.Context(
         group, info_name="codetrial", terminal_width=WIDTH, max_content_width=WIDTH

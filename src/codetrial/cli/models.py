@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.views import console
 from codetrial.config import endpoints_from_env
 from codetrial.models import KINDS
@@ -61,3 +62,6 @@ def models(
 
 def _mark(ready: bool) -> Text:
     return Text("yes", style="green") if ready else Text("no", style="red")
+
+
+COMMANDS.register("models", models)

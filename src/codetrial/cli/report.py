@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 import codetrial
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import Json
 from codetrial.cli.views import (
     console,
@@ -54,3 +55,6 @@ def report(
     run = codetrial.open_run(run_dir)
     run.report()
     show(run, json)
+
+
+COMMANDS.register("report", report)

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import Gate, UnsafeHostExec, Workers
 from codetrial.cli.views import console
 from codetrial.rerun import Rerun, rejudge
@@ -75,3 +76,6 @@ def _show(result: Rerun) -> None:
             highlight=False,
             markup=False,
         )
+
+
+COMMANDS.register("rerun", rerun_command)

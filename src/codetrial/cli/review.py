@@ -10,6 +10,7 @@ import typer
 from rich.table import Table
 
 import codetrial
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.views import console
 from codetrial.errors import ConfigError
 from codetrial.report.review import QUEUE_PAGE, Queue
@@ -72,3 +73,6 @@ def _show(queue: Queue) -> None:
     if queue.left_out:
         console.print(f"left out: {queue.left_out} (every try an infra_error)")
     console.print(f"queue: {queue.folder / QUEUE_PAGE}", soft_wrap=True, highlight=False)
+
+
+COMMANDS.register("review", review)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 import codetrial
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import (
     DataFile,
     Efficiency,
@@ -162,3 +163,6 @@ def run(
             prices=dict(Price.assigned(text) for text in price),
         )
     show(result, json)
+
+
+COMMANDS.register("run", run)

@@ -12,6 +12,7 @@ import typer
 from rich.table import Table
 
 import codetrial
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import DataFile, Json, RunsDir, Workers
 from codetrial.cli.views import Bar, console, out, print_json
 from codetrial.errors import ConfigError
@@ -377,3 +378,9 @@ def train_ranker(
     _unusable(trained.tests_unusable)
     console.print(_strategy_table("held-out tasks", trained.pools, trained.results))
     console.print(f"ranker: {out_file}", soft_wrap=True, highlight=False)
+
+
+COMMANDS.register("select", select)
+COMMANDS.register("judge-eval", judge_eval)
+COMMANDS.register("train-ranker", train_ranker)
+COMMANDS.register("train-judge", train_judge)

@@ -12,6 +12,7 @@ from rich.text import Text
 
 import codetrial
 from codetrial.cli.board import print_board
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import Json, Ray
 from codetrial.cli.views import console, messages, out, print_json
 from codetrial.sweep import BOARD, Plan
@@ -112,3 +113,6 @@ def print_plan(planned: Plan) -> None:
             f" for all but {unknown} cell(s) without an earlier run" if unknown else ""
         )
     console.print(line)
+
+
+COMMANDS.register("sweep", sweep)

@@ -8,6 +8,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
+from codetrial.cli.commands import COMMANDS
 from codetrial.cli.options import DataFile, Json, UnsafeHostExec, Workers
 from codetrial.cli.views import console, print_json
 from codetrial.harden.audit import AUDIT_TIMEOUT_S, TaskAudit
@@ -93,3 +94,6 @@ def _show_audit(suite: str, audited: list[TaskAudit]) -> None:
                 highlight=False,
             )
             console.print(mutant.diff(a.reference), markup=False, highlight=False)
+
+
+COMMANDS.register("tasks", tasks)
