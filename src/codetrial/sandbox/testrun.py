@@ -326,7 +326,7 @@ def workspace_frames(exc: BaseException, workspace: str) -> str:
 def _shown(exc: BaseException, workspace: str) -> Any:
     import traceback
 
-    shown = traceback.TracebackException.from_exception(exc)
+    shown = traceback.TracebackException.from_exception(exc, lookup_lines=False)
     shown.stack = traceback.StackSummary.from_list(
         [
             frame
