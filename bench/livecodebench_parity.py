@@ -6,12 +6,12 @@ loaders, and two more problems this script writes in LiveCodeBench's release for
 private cases a base64, zlib-compressed pickle, as newer releases hold them): one whose
 answer is several lines, one whose answer is a decimal number printed to six places.
 Every problem gets the same candidates, written here from its right answer
-(`solve`), no model: right ones in several forms (plain, `__main__` guard, fast I/O, no
-final newline, blank lines and spaces around the answer, noise on standard error) and
-wrong ones (a wrong token, a crash after the right answer, an exit code other than 0
-after it, a loop that never ends, a leading zero, a number printed as a float, a number
-off by a millionth, the answer's lines joined or spread apart, the answer written on
-file descriptor 1 without `sys.stdout`).
+(`solve`), no model: right ones in several forms (plain, `__main__` guard, `open(0)`,
+`sys.stdin.buffer`, no final newline, blank lines and spaces around the answer, noise
+on standard error, the answer's lines joined or spread apart, the answer written on
+file descriptor 1 without `sys.stdout`) and wrong ones (a wrong token, a crash after
+the right answer, an exit code other than 0 after it, a loop that never ends, a
+leading zero, an integer printed as a float, a number off by a ten-millionth of it).
 
 Both judge every candidate on every case of its problem, samples first: codetrial as
 `codetrial check` does (`ProgramKind.check`, the real sandbox, two workers, the time
