@@ -6,13 +6,14 @@ SWE_FIXTURES := tests/fixtures/swe-mini
 SWE_DOWNLOADS := $(VENV)/swe
 DATA_WHEELS := $(VENV)/data-wheels
 MODEL_15B := $(VENV)/.model-1.5b
+LIVECODEBENCH := $(VENV)/.livecodebench
 # llama.cpp's native build enables every instruction set the build machine reports, AMX among
 # them, and its AMX matrix kernels crash (a segfault on the first decode); the wheel is built
 # for AVX2 and FMA instead, and never taken from pip's cache, which keys wheels by version only.
 # The multimodal library (mtmd, for llava's chat handlers) is not built: codetrial never loads it.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-.PHONY: run test install model-1.5b lint docs browser patch bwrap clean
+.PHONY: run test install model-1.5b livecodebench lint docs browser patch bwrap clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,6 +29,17 @@ $(MODEL_15B): $(STAMP)
 	touch $@
 
 model-1.5b: $(MODEL_15B)
+
+# LiveCodeBench's own evaluator, for bench/livecodebench_parity.py only. Its package
+# requires every model vendor's client, `datasets` and its own evaluation service; its
+# evaluation module (livecodebench.evaluation) imports only numpy and tqdm, so the
+# package is installed without its requirements and tqdm beside it.
+$(LIVECODEBENCH): $(STAMP)
+	$(BIN)/pip install --no-deps nvidia-livecodebench==26.3
+	$(BIN)/pip install 'tqdm>=4.60'
+	touch $@
+
+livecodebench: $(LIVECODEBENCH)
 
 run: $(STAMP) bwrap
 	$(BIN)/codetrial models --prepare

@@ -10,6 +10,7 @@ import json
 import logging
 import os
 import pickle
+import shutil
 import zlib
 from datetime import date
 from pathlib import Path
@@ -119,6 +120,38 @@ def test_apps_problems_from_the_jsonl_or_the_folder(
     assert [c.input for c in task.samples] == ["3\n"]
     assert [c.output for c in task.hidden] == ["1\n", "500000000500000000\n"]
     assert task.reference == "n = int(input())\nprint(n * (n + 1) // 2)\n"
+
+
+def test_apps_problems_published_without_solutions_or_cases_are_read(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """APPS publishes a problem's missing solutions or cases as an empty string, and
+    a problem folder without them has no solutions.json or input_output.json."""
+    first, calls = (json.loads(line) for line in (FIXTURES / "apps.jsonl").read_text().splitlines())
+    records = [
+        first,
+        calls,
+        first | {"problem_id": 4002, "solutions": ""},
+        first | {"problem_id": 4003, "solutions": "", "input_output": ""},
+        calls | {"problem_id": 4004, "input_output": ""},
+    ]
+    path = tmp_path / "test.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    folders = tmp_path / "folders"
+    shutil.copytree(FIXTURES / "apps", folders)
+    (folders / "0000" / "solutions.json").unlink()
+    shutil.copytree(folders / "0000", folders / "0002")
+    (folders / "0002" / "input_output.json").unlink()
+    with caplog.at_level(logging.WARNING):
+        jsonl = {t.id: t for t in load_suite("apps", data=path)}
+        folder = {t.id: t for t in load_suite("apps", data=folders)}
+        (double,) = load_suite("apps-calls", data=path)
+    assert sorted(jsonl) == ["apps/4000", "apps/4002"] and jsonl["apps/4002"].reference is None
+    assert jsonl["apps/4002"].hidden == jsonl["apps/4000"].hidden
+    assert sorted(folder) == ["apps/0000"] and folder["apps/0000"].reference is None
+    assert double.id == "apps/4001"
+    said = "2 problems loaded, 1 call-based problems (fn_name: see suite apps-calls); "
+    assert f"{said}2 problems without test cases left out" in caplog.text
 
 
 @pytest.mark.parametrize("source", ["apps.jsonl", "apps"])

@@ -97,10 +97,13 @@ def _unpacked(text: str, where: str) -> bytes:
 
 
 def _json_field(record: dict[str, Any], name: str, where: str) -> Any:
-    """A field holding JSON as a string (or the value itself, as some copies hold)."""
+    """A field holding JSON as a string (or the value itself, as some copies hold); an
+    empty string, as APPS holds for what a problem lacks, is None."""
     value = record.get(name)
     if not isinstance(value, str):
         return value
+    if not value:
+        return None
     try:
         return json.loads(value)
     except ValueError as exc:
@@ -213,10 +216,14 @@ def load_livecodebench(path: Path) -> list[ProgramTask]:
 # APPS
 
 
+UNTESTED = "problems without test cases"
+
+
 @dataclass(frozen=True)
 class _AppsProblem:
     """One APPS problem as published: where it was read, its id, its question, its
-    `input_output` object, its solutions and its starter code."""
+    `input_output` object (empty for a problem published without cases), its
+    solutions and its starter code."""
 
     where: str
     id: str
@@ -244,14 +251,14 @@ class _AppsProblem:
 def _apps_problem(
     where: str, problem_id: str, question: str, io_spec: object, solutions: object, starter: object
 ) -> _AppsProblem:
-    if not isinstance(io_spec, dict):
+    if io_spec is not None and not isinstance(io_spec, dict):
         raise TaskFormatError(f"{where}: field 'input_output' must be an object")
     if solutions is not None and not (
         isinstance(solutions, list) and all(isinstance(s, str) for s in solutions)
     ):
         raise TaskFormatError(f"{where}: field 'solutions' must be a list of programs")
     return _AppsProblem(
-        where, problem_id, question, io_spec, tuple(solutions or ()), str(starter or "")
+        where, problem_id, question, io_spec or {}, tuple(solutions or ()), str(starter or "")
     )
 
 
@@ -277,15 +284,12 @@ def _apps_problems(path: Path) -> Iterator[_AppsProblem]:
             )
         return
     for folder in sorted(p for p in path.iterdir() if (p / "question.txt").is_file()):
-        io_spec = _json_file(folder / "input_output.json")
-        if io_spec is None:
-            raise TaskFormatError(f"{folder}: no input_output.json")
         starter = folder / "starter_code.py"
         yield _apps_problem(
             str(folder / "input_output.json"),
             folder.name,
             read_task_file(folder / "question.txt"),
-            io_spec,
+            _json_file(folder / "input_output.json"),
             _json_file(folder / "solutions.json"),
             read_task_file(starter) if starter.is_file() else "",
         )
@@ -296,6 +300,9 @@ def load_apps(path: Path) -> list[ProgramTask]:
     suite apps-calls) are left out and counted."""
     tasks, skipped = [], Counter[str]()
     for problem in _apps_problems(path):
+        if not problem.io_spec:
+            skipped[UNTESTED] += 1
+            continue
         if "fn_name" in problem.io_spec:
             skipped["call-based problems (fn_name: see suite apps-calls)"] += 1
             continue
@@ -365,6 +372,9 @@ def load_apps_calls(path: Path) -> list[Task]:
     and counted."""
     tasks, skipped = [], Counter[str]()
     for problem in _apps_problems(path):
+        if not problem.io_spec:
+            skipped[UNTESTED] += 1
+            continue
         name = problem.io_spec.get("fn_name")
         if name is None:
             skipped["problems that read standard input (see suite apps)"] += 1
