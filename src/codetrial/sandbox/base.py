@@ -136,10 +136,13 @@ class Sandbox:
         nonce: str,
         modules: dict[str, str],
         limits: Limits | None = None,
+        *,
+        imports: list[str] | None = None,
     ) -> Iterator[SplitRun]:
         """`tests` run in a sandbox of their own, reaching the candidate's `modules`
         (name -> path, served from its `files` in this sandbox) only through requests
-        (see remote.py), reporting with `nonce`."""
+        (see remote.py), reporting with `nonce`. The candidate's process imports
+        `imports` (some of `modules`: those the tests import first) as it starts."""
         run = SplitRun(
             self._worker,
             self._peer,
@@ -148,6 +151,7 @@ class Sandbox:
             nonce=nonce,
             limits=limits or self._limits,
             modules=modules,
+            imports=imports or [],
             cpu=self._cpu,
         )
         try:

@@ -586,12 +586,26 @@ def _dropped(frame: Any) -> bool:
     return code[at] == _CALL and at + _CALL_WIDTH < len(code) and code[at + _CALL_WIDTH] == _POP_TOP
 
 
-@functools.cache
+_HANDLED: dict[int, tuple[Any, tuple[tuple[int, int], ...]]] = {}  # id(code) -> it, ranges
+
+
 def _handled(code: Any) -> tuple[tuple[int, int], ...]:
     """The ranges of offsets in `code` that an exception handler covers (a `try`, a
-    `with`)."""
-    entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
-    return tuple((entry.start, entry.end) for entry in entries)
+    `with`); kept by the code's identity, which hashing a code object would cost more
+    than."""
+    known = _HANDLED.get(id(code))
+    if known is None or known[0] is not code:
+        entries = dis.Bytecode(code).exception_entries  # type: ignore[attr-defined]
+        known = _HANDLED[id(code)] = code, tuple((e.start, e.end) for e in entries)
+    return known[1]
+
+
+def _line(code: Any, offset: int) -> int | None:
+    """The line of `code` that the instruction at `offset` is on."""
+    for start, end, line in code.co_lines():
+        if start <= offset < end:
+            return line  # type: ignore[no-any-return]
+    return None
 
 
 def _unhandled(frame: Any, tests: frozenset[str]) -> bool:
@@ -842,7 +856,7 @@ class TestSide(Endpoint):
         self.named: set[int] = set()  # the candidate's objects read from its modules
         self._tags["$method"] = self._method
         self._dropped: list[str] = []  # calls not sent yet, each as JSON
-        self._dropped_at: list[str] = []  # where the tests made each
+        self._dropped_at: list[tuple[Any, int]] = []  # where the tests made each: code, offset
         self._dropped_chars = 0
         self.late: BaseException | None = None
 
@@ -856,12 +870,12 @@ class TestSide(Endpoint):
             or not _unhandled(frame, self.tests)
         ):
             return self.request(do, args, kwargs)
-        named = {"$dict": [[k, self.encode(v)] for k, v in kwargs.items()]}
+        named = [[k, self.encode(v)] for k, v in kwargs.items()]
         line = _ENCODE([do, [self.encode(a) for a in args], named])
         if self.mine:  # the call hands the candidate an object: it may call back now
             return self.request(do, args, kwargs)
         self._dropped.append(line)
-        self._dropped_at.append(f"{frame.f_code.co_filename}, line {frame.f_lineno}")
+        self._dropped_at.append((frame.f_code, frame.f_lasti))
         self._dropped_chars += len(line)
         if len(self._dropped) >= self.DROPPED_CALLS or self._dropped_chars > self.DROPPED_CHARS:
             self.settle()
@@ -885,8 +899,10 @@ class TestSide(Endpoint):
         index, error = failed
         if not (isinstance(error, BaseException) and 0 <= index < len(where)):
             raise Broken("a malformed reply to dropped calls")
+        code, offset = where[index]
         error.add_note(
-            f"raised by the call at {where[index]}, whose value the tests drop: it ran "
+            f"raised by the call at {code.co_filename}, line {_line(code, offset)}, whose "
+            "value the tests drop: it ran "
             "when the tests next waited for the candidate's code"
         )
         self.late = self.late or error
@@ -1067,19 +1083,28 @@ class CandidateSide(Endpoint):
         return sorted(names)
 
     def allowed(self, do: str, args: list[Any]) -> Callable[..., Any]:
-        if do == "dropped":
-            return self._dropped
         return _attribute if do == "getattr" else super().allowed(do, args)
 
-    def _dropped(self, *calls: Any) -> list[Any] | None:
-        """Make the calls whose values the tests drop, in turn, up to the first that
-        raises: [its index, its exception]; None when none raised."""
+    def serve(self, message: dict[str, Any]) -> dict[str, Any]:
+        if message.get("do") == "dropped":
+            return {"ok": self.encode(self._dropped(message.get("args")))}
+        return super().serve(message)
+
+    def _dropped(self, calls: Any) -> list[Any] | None:
+        """Make the calls whose values the tests drop ([do, arguments, [name, value]
+        pairs] each), in turn, up to the first that raises: [its index, its
+        exception]; None when none raised."""
+        if not isinstance(calls, list):
+            raise Broken("dropped calls that are not a list")
         for index, call in enumerate(calls):
+            if not (isinstance(call, list) and len(call) == 3 and call[0] in ("call", "method")):
+                raise Broken("a malformed dropped call")
+            do, args, named = call
             try:
-                do, args, kwargs = call
-                if do not in ("call", "method"):
-                    raise Broken(f"a dropped call that is not one: {do!r}")
-                OPERATIONS[do](*args, **kwargs)
+                OPERATIONS[do](
+                    *[a if type(a) in _SCALARS else self.decode(a) for a in args],
+                    **{k: self.decode(v) for k, v in named},
+                )
             except Stopped:
                 raise
             except BaseException as exc:

@@ -556,9 +556,11 @@ class SplitRun(TestRun):
         nonce: str,
         limits: Limits,
         modules: dict[str, str],
+        imports: list[str],
         cpu: int,
     ) -> None:
-        """`cpu`: the processor both children keep to."""
+        """`imports`: the candidate's modules its child imports as it starts; `cpu`:
+        the processor both children keep to."""
         self._candidate = worker
         self.candidate_exit: ChildExit | None = None
         self._reported: set[str] = set()
@@ -570,7 +572,7 @@ class SplitRun(TestRun):
             self._candidate_oom = worker.cgroup.oom_kills() if worker.cgroup else 0
             request = {
                 "op": "spawn",
-                "serve": {"files": files},
+                "serve": {"files": files, "imports": imports},
                 "limits": _child_limits(limits),
                 "cpu": cpu,
             }

@@ -30,8 +30,9 @@ files (text, and base64 blobs) into its workspace folder and runs the tests ther
 records instead of taking calls.
 
 A workspace's tests may instead run in two children, each in a sandbox of its own
-(see remote.py): {"op": "spawn", "serve": {"files", "blobs"?}, "limits"} makes a
-child that writes the candidate's files and serves requests on its two pipe ends,
+(see remote.py): {"op": "spawn", "serve": {"files", "blobs"?, "imports"}, "limits"}
+makes a child that writes the candidate's files, imports the modules the tests import
+first, and serves requests on its two pipe ends,
 which lead to the other child, never to the host; {"op": "spawn", "workspace":
 {"tests", "nonce", "modules"}, "limits"}, sent with four descriptors (the host's
 two, then the two that lead to the candidate's child), makes the child that runs the
@@ -370,6 +371,11 @@ def _serve_candidate(spec: dict[str, Any]) -> None:
 
     workspace = _write_workspace(spec)
     sys.path.insert(0, workspace)
+    for name in spec.get("imports", ()):
+        # Imported now rather than when the tests ask, which their first request would
+        # wait for; a module that fails here is imported again then, and fails there.
+        with contextlib.suppress(BaseException):
+            __import__(name)
     wire = remote.Wire(PROTOCOL_IN, PROTOCOL_OUT)
     end = remote.CandidateSide(wire, lambda error: testrun.workspace_frames(error, workspace))
     with contextlib.suppress(remote.Stopped):

@@ -121,6 +121,27 @@ def candidate_modules(files: Mapping[str, str], tests: Mapping[str, str]) -> dic
     }
 
 
+def imported_first(tests: Mapping[str, str], modules: Mapping[str, str]) -> list[str]:
+    """The candidate's `modules` that the test files import in their own top-level
+    statements, in the order the runner meets them: the candidate's process imports
+    these as it starts, before the tests ask for them."""
+    names: list[str] = []
+    for path, source in sorted(tests.items()):
+        try:
+            tree = parse(source, path)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Import):
+                found = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found = [node.module]
+            else:
+                continue
+            names += [name for name in found if name in modules and name not in names]
+    return names
+
+
 def signed(run: TestRun, nonce: str) -> tuple[list[dict[str, Any]], list[str]]:
     """The records the runner sent with this run's nonce before its end record, and
     the problems that keep the run from being trusted: records that are not the
@@ -289,7 +310,10 @@ def judge_workspace(
     if guarded and not beside and task.trust == "trusted-side":
         planted: Sequence[Sentinel] = ()
         modules = candidate_modules(workspace, task.test_sources)
-        running = sandbox.split_run(workspace, task.test_sources, nonce, modules, limits)
+        imports = imported_first(task.test_sources, modules)
+        running = sandbox.split_run(
+            workspace, task.test_sources, nonce, modules, limits, imports=imports
+        )
     else:
         tests, planted = plant_methods(task.test_sources) if guarded else (task.test_sources, ())
         running = sandbox.test_run(workspace, tests, nonce, limits, guarded=guarded)
