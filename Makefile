@@ -12,7 +12,7 @@ MODEL_15B := $(VENV)/.model-1.5b
 # The multimodal library (mtmd, for llava's chat handlers) is not built: codetrial never loads it.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-.PHONY: run test install model-1.5b lint docs browser patch bwrap clean
+.PHONY: run test install model-1.5b lint docs browser patch bwrap toolchains clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -57,6 +57,26 @@ bwrap:
 patch:
 	command -v patch >/dev/null || { apt-get update && apt-get install -y patch; }
 
+# The compilers and test runners of the polyglot benchmark's languages: Debian's packages
+# (Go, C++ with CMake and Catch2, Rust with the three crates its exercises use, a JDK
+# with JUnit 5 and AssertJ) and, from npm's registry, Jest with Babel in a folder of
+# their own. Runs bind them read-only and fetch nothing (docs/kinds/polyglot.md).
+TOOLCHAINS ?= $(VENV)/toolchains
+NODE_RUNNER := toolchains/javascript/package.json toolchains/javascript/package-lock.json
+DEBIAN_TOOLCHAINS := g++ make cmake catch2 golang-go rustc cargo librust-time-dev \
+	librust-anyhow-dev librust-rand-dev default-jdk-headless junit5 libassertj-core-java
+$(TOOLCHAINS)/.installed: $(NODE_RUNNER)
+	dpkg -s $(DEBIAN_TOOLCHAINS) >/dev/null 2>&1 || \
+		{ apt-get update && apt-get install -y --no-install-recommends $(DEBIAN_TOOLCHAINS); }
+	command -v npm >/dev/null || { apt-get update && apt-get install -y nodejs npm; }
+	rm -rf $(TOOLCHAINS)/node
+	mkdir -p $(TOOLCHAINS)/node
+	cp $(NODE_RUNNER) $(TOOLCHAINS)/node/
+	cd $(TOOLCHAINS)/node && npm ci --no-audit --no-fund --ignore-scripts
+	touch $@
+
+toolchains: $(TOOLCHAINS)/.installed
+
 # The repository-task tests build their fixtures from these sdists and their package
 # environment from these wheels, offline.
 $(SWE_DOWNLOADS)/.fetched: $(STAMP) $(SWE_FIXTURES)/requirements.txt $(SWE_FIXTURES)/wheels.txt
@@ -78,7 +98,7 @@ $(DATA_WHEELS)/.fetched: $(STAMP) tests/fixtures/data-wheels.txt
 # One pytest worker per CPU, each kept to its CPU (tests/conftest.py); an idle worker takes
 # tests queued on a busy one. pytest exits 5 when it collected no tests: that is a failure
 # here, not a pass.
-test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched $(MODEL_15B)
+test: $(STAMP) lint browser patch bwrap toolchains $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched $(MODEL_15B)
 	$(BIN)/codetrial models --prepare
 	$(BIN)/python -m pytest -n auto --dist worksteal; status=$$?; \
 	if [ $$status -eq 5 ]; then echo "pytest collected no tests" >&2; exit 1; fi; \

@@ -1,0 +1,101 @@
+"""The compilers and test runners of the polyglot languages, found where `make
+toolchains` installs them, as a run's sandboxes bind them and its manifest records them.
+
+A toolchain is found on the trusted side before any sandbox starts: its folders (bound
+read-only into every sandbox of the run), its version as it prints it, and the SHA-256
+of its main binaries (as the manifest records bubblewrap's). Nothing is installed or
+fetched here; a toolchain that is missing is a ConfigError that says to run `make
+toolchains`.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from codetrial.errors import ConfigError
+
+SYSTEM_PROGRAMS = "/usr/bin:/bin"
+_INSTALL = "install it with `make toolchains` (Debian's packages and, for JavaScript, npm's)"
+
+
+@dataclass(frozen=True)
+class Toolchain:
+    """A language's toolchain: `folders` bound read-only into the sandbox, `path` the
+    folders of its programs as a step's PATH lists them, `version` as its compiler
+    prints it, `binaries` path -> SHA-256 of its main programs, and `env` what its
+    steps need set (where its caches are)."""
+
+    language: str
+    version: str
+    folders: tuple[Path, ...]
+    path: tuple[Path, ...]
+    binaries: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"version": self.version, "sha256": dict(self.binaries)}
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _printed(argv: list[str]) -> str:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=True)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ConfigError(f"{argv[0]} does not run ({exc}); {_INSTALL}") from exc
+    return (done.stdout or done.stderr).strip().splitlines()[0]
+
+
+def _program(name: str, language: str) -> Path:
+    found = shutil.which(name, path=SYSTEM_PROGRAMS)
+    if found is None:
+        raise ConfigError(
+            f"the {language} toolchain is not installed ({name} not found); {_INSTALL}"
+        )
+    return Path(os.path.realpath(found))
+
+
+def _go() -> Toolchain:
+    """Debian's golang-go: GOROOT under /usr/lib, its sources under /usr/share. Its
+    standard library comes compiled in GOROOT, so a run builds only its own package."""
+    go = _program("go", "Go")
+    root = go.parent.parent
+    sources = Path(os.path.realpath(root / "src")).parent
+    tools = root / "pkg" / "tool" / "linux_amd64"
+    binaries = [go, tools / "compile", tools / "link", tools / "test2json"]
+    return Toolchain(
+        language="go",
+        version=_printed([str(go), "version"]),
+        folders=tuple(dict.fromkeys([root, sources])),
+        path=(go.parent,),
+        binaries={str(b): _sha256(b) for b in binaries if b.is_file()},
+        env={"GOROOT": str(root)},
+    )
+
+
+_FINDERS: dict[str, Callable[[], Toolchain]] = {"go": _go}
+
+
+@functools.cache
+def find_toolchain(language: str) -> Toolchain:
+    """`language`'s toolchain; a ConfigError when it is missing or not yet supported."""
+    finder = _FINDERS.get(language)
+    if finder is None:
+        raise ConfigError(
+            f"{language} exercises cannot be judged yet: codetrial runs the tests of "
+            f"{', '.join(sorted(['python', *_FINDERS]))} exercises"
+        )
+    return finder()

@@ -1,0 +1,219 @@
+"""The aider polyglot benchmark in all its languages: every exercise loads, and each
+language with a runner builds and tests references (which pass) and stubs (which
+fail) in the real sandbox, with its toolchain bound read-only. Each language's
+forgeries are first shown to pass under a naive runner (the tests under their own
+names, no sentinel), then judged by codetrial's."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from codetrial.config import Limits
+from codetrial.errors import ConfigError
+from codetrial.records import Outcome, TestOutcome
+from codetrial.sandbox import Mounts, Sandbox, SandboxPolicy, open_sandbox
+from codetrial.tasks import load_suite
+from codetrial.tasks.workspace import WorkspaceTask
+from codetrial.verdict.polyglot import judge_native
+from codetrial.verdict.toolchains import find_toolchain
+from tests.conftest import POLYGLOT
+
+BENCHMARK = POLYGLOT.parent / "polyglot-benchmark"
+LIMITS = Limits(timeout_s=60, cpu_s=60)
+
+
+@pytest.fixture(scope="module")
+def polyglot() -> dict[str, WorkspaceTask]:
+    return {task.id: task for task in load_suite("polyglot", data=BENCHMARK)}
+
+
+@pytest.fixture(scope="module")
+def go_sandbox() -> Iterator[Sandbox]:
+    policy = SandboxPolicy(LIMITS).with_mounts(Mounts(folders=find_toolchain("go").folders))
+    box = open_sandbox(policy)
+    yield box
+    box.close()
+
+
+def test_every_exercise_of_every_language_loads(polyglot: dict[str, WorkspaceTask]) -> None:
+    languages = Counter(task.language for task in polyglot.values())
+    assert languages == {
+        "cpp": 26, "go": 39, "java": 47, "javascript": 49, "python": 34, "rust": 30
+    }  # fmt: skip
+    assert len(load_suite("polyglot-go", data=BENCHMARK)) == 39
+
+
+def test_python_exercises_load_as_polyglot_python_loads_them(
+    polyglot: dict[str, WorkspaceTask],
+) -> None:
+    for task in load_suite("polyglot-python", data=BENCHMARK):
+        assert isinstance(task, WorkspaceTask)
+        same = polyglot[f"python/{task.id}"]
+        assert (same.files, same.tests, same.reference, same.trust, same.digest) == (
+            task.files,
+            task.tests,
+            task.reference,
+            task.trust,
+            task.digest,
+        )
+
+
+def test_build_files_are_never_the_models_and_tests_run_as_aider_runs_them(
+    polyglot: dict[str, WorkspaceTask],
+) -> None:
+    gigasecond = polyglot["rust/gigasecond"]
+    assert gigasecond.editable == ("src/lib.rs",)
+    assert "Cargo.toml" in dict(gigasecond.support)
+    assert dict(gigasecond.reference).keys() == {"src/lib.rs"}
+    meetup = polyglot["cpp/meetup"]
+    assert {"CMakeLists.txt", "test/catch.hpp"} <= dict(meetup.support).keys()
+    assert dict(meetup.reference).keys() == {"meetup.h"}
+    bowling = polyglot["javascript/bowling"]
+    assert "xtest(" not in bowling.tests[0].source
+    assert "package.json" in dict(bowling.support) and bowling.editable == ("bowling.js",)
+    poker = polyglot["java/poker"]
+    assert "@Disabled" not in poker.tests[0].source
+    assert "src/main/java/Hand.java" in dict(poker.reference)
+    # Test files the config does not list but Go's runner finds by their names.
+    robot = polyglot["go/robot-simulator"]
+    assert "robot_simulator_step3_test.go" in {test.name for test in robot.tests}
+    assert all(
+        task.trust == "in-sandbox" for task in polyglot.values() if task.language != "python"
+    )
+
+
+def test_a_language_without_a_runner_says_so() -> None:
+    with pytest.raises(ConfigError, match="cannot be judged yet"):
+        find_toolchain("cobol")
+
+
+@pytest.mark.parametrize("exercise", ["bowling", "robot-simulator", "paasio"])
+def test_go_references_pass_and_stubs_fail(
+    exercise: str, polyglot: dict[str, WorkspaceTask], go_sandbox: Sandbox
+) -> None:
+    task = polyglot[f"go/{exercise}"]
+    passed = judge_native(dict(task.files) | dict(task.reference), task, go_sandbox, LIMITS)
+    assert passed.outcome is Outcome.PASSED, passed.feedback
+    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
+    assert all(t.name.split("::")[0].endswith("_test.go") for t in passed.tests)
+    stub = judge_native(dict(task.files), task, go_sandbox, LIMITS)
+    assert stub.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.SYNTAX_ERROR)
+    assert stub.feedback
+
+
+def test_a_go_build_error_is_a_syntax_error_with_the_compilers_message(
+    polyglot: dict[str, WorkspaceTask], go_sandbox: Sandbox
+) -> None:
+    task = polyglot["go/bowling"]
+    broken = {"bowling.go": dict(task.reference)["bowling.go"] + "\nfunc broken( {\n"}
+    verdict = judge_native(broken, task, go_sandbox, LIMITS)
+    assert verdict.outcome is Outcome.SYNTAX_ERROR
+    assert "bowling.go:" in (verdict.feedback or "") and "syntax error" in (verdict.feedback or "")
+
+
+def test_a_failing_go_test_says_which_and_why(
+    polyglot: dict[str, WorkspaceTask], go_sandbox: Sandbox
+) -> None:
+    task = polyglot["go/bowling"]
+    wrong = dict(task.reference)["bowling.go"].replace("return score, nil", "return score + 1, nil")
+    verdict = judge_native({"bowling.go": wrong}, task, go_sandbox, LIMITS)
+    assert verdict.outcome is Outcome.FAILED
+    assert "FAILED bowling_test.go::TestScore" in (verdict.feedback or "")
+    # The run's names for the tests never reach the model.
+    assert "TestScore_" not in (verdict.feedback or "")
+
+
+def _go_bowling(imports: str, rest: str) -> str:
+    """A bowling.go with `imports`, the stub's declarations (so that it builds), then
+    `rest`."""
+    return f"""package bowling
+
+import ({imports})
+
+type Game struct{{}}
+
+func NewGame() *Game {{ return nil }}
+
+func (g *Game) Roll(pins int) error {{ return nil }}
+
+func (g *Game) Score() (int, error) {{ return 0, nil }}
+{rest}"""
+
+
+# An init runs before any test: it reports every test passed, as `go test -v` prints
+# it, and exits. This one knows the tests by their names in the public test file.
+_FORGE_KNOWN = _go_bowling(
+    '"fmt"; "os"',
+    """
+func init() {
+	for _, name := range []string{"TestRoll", "TestScore"} {
+		fmt.Printf("=== RUN   %s\\n--- PASS: %s (0.00s)\\n", name, name)
+	}
+	fmt.Println("PASS")
+	os.Exit(0)
+}
+""",
+)
+# This one reads the tests' names, as this run's binary has them, from its symbols.
+_FORGE_SYMBOLS = _go_bowling(
+    '"debug/elf"; "fmt"; "os"; "strings"',
+    """
+func init() {
+	binary, err := elf.Open("/proc/self/exe")
+	if err != nil {
+		return
+	}
+	symbols, _ := binary.Symbols()
+	for _, symbol := range symbols {
+		name := strings.TrimPrefix(symbol.Name, "bowling.")
+		if name != symbol.Name && strings.HasPrefix(name, "Test") && !strings.Contains(name, ".") {
+			fmt.Printf("=== RUN   %s\\n--- PASS: %s (0.00s)\\n", name, name)
+		}
+	}
+	fmt.Println("PASS")
+	os.Exit(0)
+}
+""",
+)
+# This one reads the tests' sources while it is built.
+_FORGE_EMBED = _go_bowling('_ "embed"', "\n//go:embed bowling_test.go\nvar tests string\n")
+
+
+@pytest.mark.parametrize(
+    ("attack", "guarded_outcome"),
+    [(_FORGE_KNOWN, Outcome.ERROR), (_FORGE_SYMBOLS, Outcome.TAMPERED)],
+    ids=["known-names", "names-from-the-binary"],
+)
+def test_a_go_candidate_that_forges_its_tests_report_does_not_pass(
+    attack: str,
+    guarded_outcome: Outcome,
+    polyglot: dict[str, WorkspaceTask],
+    go_sandbox: Sandbox,
+) -> None:
+    task = polyglot["go/bowling"]
+    files = {"bowling.go": attack}
+    naive = judge_native(files, task, go_sandbox, LIMITS, guarded=False)
+    assert naive.outcome is Outcome.PASSED, naive.feedback
+    guarded = judge_native(files, task, go_sandbox, LIMITS)
+    assert guarded.outcome is guarded_outcome, guarded.detail
+
+
+def test_a_go_candidate_that_embeds_the_tests_is_refused(
+    polyglot: dict[str, WorkspaceTask], go_sandbox: Sandbox
+) -> None:
+    task = polyglot["go/bowling"]
+    verdict = judge_native({"bowling.go": _FORGE_EMBED}, task, go_sandbox, LIMITS)
+    assert verdict.outcome is Outcome.REJECTED
+    assert "go:embed" in verdict.detail
+
+
+def test_the_go_toolchain_is_recorded_by_version_and_digest() -> None:
+    toolchain = find_toolchain("go").as_dict()
+    assert str(toolchain["version"]).startswith("go version go1.")
+    digests = toolchain["sha256"]
+    assert isinstance(digests, dict) and any(Path(p).name == "go" for p in digests)
+    assert all(len(str(d)) == 64 for d in digests.values())
