@@ -41,9 +41,8 @@ def go_sandbox() -> Iterator[Sandbox]:
 
 def test_every_exercise_of_every_language_loads(polyglot: dict[str, WorkspaceTask]) -> None:
     languages = Counter(task.language for task in polyglot.values())
-    assert languages == {
-        "cpp": 26, "go": 39, "java": 47, "javascript": 49, "python": 34, "rust": 30
-    }  # fmt: skip
+    expected = {"cpp": 26, "go": 39, "java": 47, "javascript": 49, "python": 34, "rust": 30}
+    assert languages == expected
     assert len(load_suite("polyglot-go", data=BENCHMARK)) == 39
 
 
@@ -91,7 +90,7 @@ def test_a_language_without_a_runner_says_so() -> None:
         find_toolchain("cobol")
 
 
-@pytest.mark.parametrize("exercise", ["bowling", "robot-simulator", "paasio"])
+@pytest.mark.parametrize("exercise", ["bowling", "robot-simulator", "two-bucket", "paasio"])
 def test_go_references_pass_and_stubs_fail(
     exercise: str, polyglot: dict[str, WorkspaceTask], go_sandbox: Sandbox
 ) -> None:
@@ -217,3 +216,76 @@ def test_the_go_toolchain_is_recorded_by_version_and_digest() -> None:
     digests = toolchain["sha256"]
     assert isinstance(digests, dict) and any(Path(p).name == "go" for p in digests)
     assert all(len(str(d)) == 64 for d in digests.values())
+
+
+@pytest.fixture(scope="module")
+def js_sandbox() -> Iterator[Sandbox]:
+    folders = find_toolchain("javascript").folders
+    box = open_sandbox(SandboxPolicy(LIMITS).with_mounts(Mounts(folders=folders)))
+    yield box
+    box.close()
+
+
+@pytest.mark.parametrize("exercise", ["bowling", "list-ops"])
+def test_javascript_references_pass_and_stubs_fail(
+    exercise: str, polyglot: dict[str, WorkspaceTask], js_sandbox: Sandbox
+) -> None:
+    task = polyglot[f"javascript/{exercise}"]
+    passed = judge_native(dict(task.files) | dict(task.reference), task, js_sandbox, LIMITS)
+    assert passed.outcome is Outcome.PASSED, passed.feedback
+    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
+    stub = judge_native(dict(task.files), task, js_sandbox, LIMITS)
+    assert stub.outcome is Outcome.FAILED
+    assert "Remove this statement and implement this function" in (stub.feedback or "")
+    assert "/scratch/" not in (stub.feedback or "")
+
+
+_JS_STUB = "export class Bowling {\n  roll() {}\n  score() {\n    return 0;\n  }\n}\n"
+# Reads the tests' titles from the test file and writes Jest's report of them all
+# passed where the command line says the report goes, then ends the run.
+_JS_FORGE_REPORT = (
+    """const fs = require("fs");
+const at = process.argv.indexOf("--outputFile");
+let titles = [];
+try {
+  const spec = fs.readFileSync(__dirname + "/bowling.spec.js", "utf8");
+  const declared = /\\btest\\(\\s*(['"`])((?:\\\\.|(?!\\1)[^\\\\])*)\\1/g;
+  titles = [...spec.matchAll(declared)].map((m) => m[2]);
+} catch (error) {}
+if (titles.length && at > 0) {
+  const results = titles.map((title) => ({ title, status: "passed", failureMessages: [] }));
+  const report = { testResults: [{ assertionResults: results, message: "" }] };
+  fs.writeFileSync(process.argv[at + 1], JSON.stringify(report));
+  process.exit(0);
+}
+"""
+    + _JS_STUB
+)
+# Registers every test the test file declares with an empty body, which passes.
+_JS_FORGE_TESTS = (
+    """const registered = globalThis.test;
+const forged = (title, body, timeout) => registered(title, () => {}, timeout);
+globalThis.test = forged;
+globalThis.it = forged;
+"""
+    + _JS_STUB
+)
+
+
+@pytest.mark.parametrize(
+    ("attack", "guarded_outcome"),
+    [(_JS_FORGE_REPORT, Outcome.FAILED), (_JS_FORGE_TESTS, Outcome.TAMPERED)],
+    ids=["report-from-the-test-file", "empty-tests"],
+)
+def test_a_javascript_candidate_that_forges_its_tests_report_does_not_pass(
+    attack: str,
+    guarded_outcome: Outcome,
+    polyglot: dict[str, WorkspaceTask],
+    js_sandbox: Sandbox,
+) -> None:
+    task = polyglot["javascript/bowling"]
+    files = {"bowling.js": attack}
+    naive = judge_native(files, task, js_sandbox, LIMITS, guarded=False)
+    assert naive.outcome is Outcome.PASSED, naive.feedback
+    guarded = judge_native(files, task, js_sandbox, LIMITS)
+    assert guarded.outcome is guarded_outcome, guarded.detail

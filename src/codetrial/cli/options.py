@@ -15,7 +15,8 @@ DataFile = Annotated[
     Path | None,
     typer.Option(
         help="data file (humaneval+, mbpp, mbpp+, livecodebench, codecontests; swe: instances "
-        "JSONL) or folder (polyglot-python; apps, apps-calls: a JSONL or a folder)"
+        "JSONL) or folder (polyglot, polyglot-<language>: a checkout of the benchmark; apps, "
+        "apps-calls: a JSONL or a folder)"
     ),
 ]
 Repos = Annotated[

@@ -8,8 +8,14 @@ together) read through a pipe, and sends what it printed, cut to `cap` bytes, wi
 how it ended:
 
     {"nonce", "step": name, "exit": code or None, "signal": number or None,
-     "output": text, "cut": bytes left out}
+     "output": text, "cut": bytes left out, "report"?: text}
     {"nonce", "end": number of steps run}
+
+A step with a `report` (a path) is a test runner that writes its machine-readable
+report to that file: once the step is done, the file's text (a regular file, never
+through a link, at most `cap` bytes) travels in the record. `links` (workspace path ->
+target) are made before the first step: a read-only dependency folder (JavaScript's
+node_modules) seen where the build looks for it.
 
 A step whose `stop` is true and that fails ends the run: nothing after a failed build
 runs. The records are the runner's, not the steps': the channel is never inherited by
@@ -24,6 +30,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import stat
 import subprocess
 from typing import Any, NoReturn
 
@@ -59,6 +66,7 @@ def _step(step: dict[str, Any], workspace: str, base: dict[str, str], cap: int) 
         kept += chunk[:room]
         cut += max(0, len(chunk) - room)
     status = process.wait()
+    report = _read_report(step["report"], cap) if "report" in step else None
     for path in step.get("remove", []):
         target = os.path.normpath(os.path.join(workspace, path))
         if target.startswith(workspace + os.sep) and os.path.isfile(target):
@@ -69,7 +77,19 @@ def _step(step: dict[str, Any], workspace: str, base: dict[str, str], cap: int) 
         "signal": -status if status < 0 else None,
         "output": kept.decode("utf-8", "replace"),
         "cut": cut,
+        **({"report": report} if report is not None else {}),
     }
+
+
+def _read_report(path: str, cap: int) -> str | None:
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(descriptor, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            return None
+        return handle.read(cap).decode("utf-8", "replace")
 
 
 def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
@@ -78,6 +98,8 @@ def run(spec: dict[str, Any], out_fd: int, workspace: str) -> NoReturn:
     native = spec["native"]
     send = channel(out_fd, spec["nonce"])
     _undumpable()
+    for path, target in native.get("links", {}).items():
+        os.symlink(target, os.path.join(workspace, path))
     ran = 0
     for step in native["steps"]:
         record = _step(step, workspace, native["env"], native["cap"])

@@ -35,6 +35,7 @@ import secrets
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from codetrial.config import Limits
 from codetrial.records import Outcome, TestOutcome, TestResult, Verdict, Visibility
@@ -45,6 +46,8 @@ from codetrial.verdict.toolchains import Toolchain, find_toolchain
 from codetrial.verdict.workspace import expected_tests, signed, trimmed
 
 OUTPUT_CAP = 1 << 20
+# Where the sandbox's runner writes a workspace: left out of what the model is shown.
+_WORKSPACE = "/scratch/workspace/"
 _TAG_BYTES = 6
 BUILD, TEST = "build", "test"
 
@@ -61,12 +64,14 @@ class Reported:
 
 @dataclass(frozen=True)
 class Disguised:
-    """The test files as a run builds them: renamed tests (run name -> file::name)
-    and the sentinel's run name, which must fail."""
+    """The test files as a run builds them (with what else the run adds), the tests'
+    run names (-> file::name), the sentinel's run name, which must fail, and how to
+    put back in a runner's output what the run renamed (run text -> the file's)."""
 
     files: dict[str, str]
     names: dict[str, str]
     sentinel: str
+    masks: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -74,7 +79,7 @@ class Language:
     """What judging a language takes: `tests` (the test names the test files declare,
     as file::name), `disguise` (the test files renamed for a run, with a sentinel),
     `steps` (the build then the test steps, given the run's secret token), `parse`
-    (the test step's output -> what it reports of each test, and what it printed
+    (the test step's record -> what it reports of each test, and what it printed
     that belongs to no test) and `refused` (why a candidate's
     files may not be built, when they may not)."""
 
@@ -82,7 +87,7 @@ class Language:
     tests: Callable[[Mapping[str, str]], list[tuple[str, str]]]
     disguise: Callable[[Mapping[str, str], list[tuple[str, str]]], Disguised]
     steps: Callable[[Mapping[str, str], Disguised, str], list[dict[str, object]]]
-    parse: Callable[[str], tuple[list[Reported], str]]
+    parse: Callable[[Mapping[str, Any]], tuple[list[Reported], str]]
     refused: Callable[[Mapping[str, str]], str | None]
 
 
@@ -97,14 +102,65 @@ _GO_PACKAGE = re.compile(r"^package\s+(\w+)", re.MULTILINE)
 _GO_EMBED = re.compile(r"//go:embed|\"embed\"")
 
 
+_GO_BUILD = re.compile(r"^//go:build (.+)$", re.MULTILINE)
+_GO_TOKENS = re.compile(r"\s*(\|\||&&|!|\(|\)|[\w.]+)")
+# The build constraints a run satisfies: no tags are set.
+_GO_SATISFIED = frozenset({"linux", "amd64", "unix", "gc"})
+
+
+def _go_built(source: str) -> bool:
+    """Whether `go test` builds a file with no tags set: its `//go:build` line, if it
+    has one, holds (an expression of ||, &&, ! and parentheses over tags)."""
+    found = _GO_BUILD.search(source)
+    if found is None:
+        return True
+    tokens = _GO_TOKENS.findall(found[1])
+
+    def either() -> bool:
+        value = both()
+        while tokens and tokens[0] == "||":
+            tokens.pop(0)
+            value = both() or value
+        return value
+
+    def both() -> bool:
+        value = single()
+        while tokens and tokens[0] == "&&":
+            tokens.pop(0)
+            value = single() and value
+        return value
+
+    def single() -> bool:
+        token = tokens.pop(0) if tokens else ""
+        if token == "!":
+            return not single()
+        if token == "(":
+            value = either()
+            if tokens:
+                tokens.pop(0)
+            return value
+        return token in _GO_SATISFIED or token.startswith("go1.")
+
+    return either()
+
+
 def _go_tests(tests: Mapping[str, str]) -> list[tuple[str, str]]:
-    return [(path, name) for path, source in tests.items() for name in _GO_TEST.findall(source)]
+    return [
+        (path, name)
+        for path, source in tests.items()
+        if _go_built(source)
+        for name in _GO_TEST.findall(source)
+    ]
 
 
 def _go_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
     names: dict[str, str] = {}
     files: dict[str, str] = {}
+    masks: dict[str, str] = {}
     for path, source in tests.items():
+        if not _go_built(source):
+            files[path] = source
+            continue
         renamed: dict[str, str] = {}
 
         def rename(match: re.Match[str], renamed: dict[str, str] = renamed) -> str:
@@ -114,6 +170,7 @@ def _go_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> D
 
         files[path] = _GO_TEST.sub(rename, source)
         names |= {run_name: f"{path}::{name}" for name, run_name in renamed.items()}
+        masks |= {run_name: name for name, run_name in renamed.items()}
     copied = secrets.choice([name for _, name in declared]) if declared else "Test"
     sentinel = f"{copied}_{_tag()}"
     package = _GO_PACKAGE.search(next(iter(tests.values()), ""))
@@ -121,7 +178,7 @@ def _go_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> D
         f'package {package.group(1) if package else "main"}\n\nimport "testing"\n\n'
         f'func {sentinel}(t *testing.T) {{\n\tt.Fatal("expected failure")\n}}\n'
     )
-    return Disguised(files, names, sentinel)
+    return Disguised(files, names, sentinel, masks)
 
 
 def _go_steps(
@@ -142,9 +199,10 @@ def _go_steps(
     ]
 
 
-def _go_parse(output: str) -> tuple[list[Reported], str]:
+def _go_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
     """test2json's events: each top-level test's pass, fail or skip, with the output
     of it and its subtests."""
+    output = str(record.get("output", ""))
     outputs: dict[str, list[str]] = {}
     reported: list[Reported] = []
     other: list[str] = []
@@ -178,8 +236,107 @@ def _go_refused(files: Mapping[str, str]) -> str | None:
     return None
 
 
+# --- JavaScript: Jest with Babel, in band, its report written with --json ---
+
+_JS_TEST = re.compile(r"""\b(test|it)\(\s*(['"`])((?:\\.|(?!\2)[^\\])*)\2""")
+_ESCAPES = {"n": "\n", "t": "\t"}
+_TRANSFORM = ".codetrial-transform.js"
+# Jest's transformer of every file, Babel's, that removes each test file once it has
+# read it: the candidate's code, which the test file imports, runs after that.
+_JS_TRANSFORMER = """const fs = require("fs");
+const babelJest = require("babel-jest");
+const base = (babelJest.default || babelJest).createTransformer();
+module.exports = {
+  process(source, filename, options) {
+    const transformed = base.process(source, filename, options);
+    if (filename.endsWith(".spec.js")) fs.unlinkSync(filename);
+    return transformed;
+  },
+};
+"""
+
+
+def _js_title(match: re.Match[str]) -> str:
+    """A test's title as Jest reports it: the string literal's text, unescaped."""
+    return re.sub(r"\\(.)", lambda escape: _ESCAPES.get(escape[1], escape[1]), match[3])
+
+
+def _js_tests(tests: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [
+        (path, _js_title(match))
+        for path, source in tests.items()
+        for match in _JS_TEST.finditer(source)
+    ]
+
+
+def _js_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
+    names: dict[str, str] = {}
+    files: dict[str, str] = {}
+    masks: dict[str, str] = {}
+    for path, source in tests.items():
+
+        def tag(match: re.Match[str], path: str = path) -> str:
+            added = _tag()
+            names[f"{added} {_js_title(match)}"] = f"{path}::{_js_title(match)}"
+            masks[f"{added} "] = ""
+            return f"{match[1]}({match[2]}{added} {match[3]}{match[2]}"
+
+        files[path] = _JS_TEST.sub(tag, source)
+    copied = secrets.choice([title for _, title in declared]) if declared else "works"
+    sentinel = f"{_tag()} {copied}"
+    first = next(iter(files), "")
+    files[first] += f"\ntest({json.dumps(sentinel)}, () => {{\n  expect(0).toEqual(1);\n}});\n"
+    return Disguised(files | {_TRANSFORM: _JS_TRANSFORMER}, names, sentinel, masks)
+
+
+def _js_steps(
+    tests: Mapping[str, str], disguised: Disguised, token: str
+) -> list[dict[str, object]]:
+    report = f"/tmp/{token}.json"
+    config: dict[str, object] = {"testTimeout": 30000}
+    if _TRANSFORM in disguised.files:
+        config["transform"] = {"\\.[jt]sx?$": f"<rootDir>/{_TRANSFORM}"}
+    jest = ["node", "node_modules/jest/bin/jest.js", "--ci", "--runInBand", "--silent"]
+    options = ["--json", "--outputFile", report, "--no-cache", "--config", json.dumps(config)]
+    return [{"name": TEST, "argv": [*jest, *options, *sorted(tests)], "report": report}]
+
+
+def _js_message(messages: object) -> str:
+    """Jest's failure messages without the stack frames of Jest's own machinery."""
+    lines = "\n".join(str(m) for m in messages) if isinstance(messages, list) else ""
+    return "\n".join(line for line in lines.splitlines() if "node_modules/" not in line) + "\n"
+
+
+def _js_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
+    """Jest's --json report: each assertion's status, its failure messages, and the
+    messages of test files that failed to run."""
+    try:
+        report = json.loads(str(record.get("report", "")))
+    except ValueError:
+        return [], str(record.get("output", ""))
+    reported: list[Reported] = []
+    other: list[str] = []
+    outcomes = {"passed": TestOutcome.PASSED, "failed": TestOutcome.FAILED}
+    for suite in report.get("testResults", []) if isinstance(report, dict) else []:
+        if not isinstance(suite, dict):
+            continue
+        if suite.get("message") and not suite.get("assertionResults"):
+            other.append(str(suite["message"]))
+        for result in suite.get("assertionResults", []):
+            if isinstance(result, dict) and isinstance(result.get("title"), str):
+                outcome = outcomes.get(str(result.get("status")), TestOutcome.SKIPPED)
+                message = _js_message(result.get("failureMessages"))
+                reported.append(Reported(result["title"], outcome, message))
+    return reported, "\n".join(other)
+
+
+def _accepted(files: Mapping[str, str]) -> str | None:
+    return None
+
+
 LANGUAGES: dict[str, Language] = {
     "go": Language("go", _go_tests, _go_disguise, _go_steps, _go_parse, _go_refused),
+    "javascript": Language("javascript", _js_tests, _js_disguise, _js_steps, _js_parse, _accepted),
 }
 
 
@@ -211,15 +368,15 @@ def _environment(toolchain: Toolchain) -> dict[str, str]:
     }
 
 
-def _unmasked(text: str, names: Mapping[str, str]) -> str:
-    """`text` with each run name put back as the test's own name."""
-    for run_name, test in names.items():
-        text = text.replace(run_name, test.rsplit("::", 1)[1])
+def _unmasked(text: str, masks: Mapping[str, str]) -> str:
+    """`text` with what the run renamed put back as the test files have it."""
+    for run_text, original in masks.items():
+        text = text.replace(run_text, original)
     return text
 
 
-def _build_error(record: Mapping[str, object], names: Mapping[str, str]) -> Verdict:
-    output = _unmasked(str(record.get("output", "")), names).strip()
+def _build_error(record: Mapping[str, object], masks: Mapping[str, str]) -> Verdict:
+    output = _unmasked(str(record.get("output", "")), masks).replace(_WORKSPACE, "").strip()
     message = f"The build failed:\n{output}" if output else "The build failed."
     feedback = trimmed(message, "")
     return Verdict(Outcome.SYNTAX_ERROR, gate=None, detail=feedback, feedback=feedback)
@@ -227,7 +384,8 @@ def _build_error(record: Mapping[str, object], names: Mapping[str, str]) -> Verd
 
 def _undisguised(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
     """The test files as they are, with no sentinel: a naive runner's."""
-    return Disguised(dict(tests), {name: f"{path}::{name}" for path, name in declared}, "")
+    names = {name: f"{path}::{name}" for path, name in declared}
+    return Disguised(dict(tests), names, "", {})
 
 
 def judge_native(
@@ -252,9 +410,11 @@ def judge_native(
     declared = language.tests(tests)
     disguised = (language.disguise if guarded else _undisguised)(tests, declared)
     nonce, token = secrets.token_hex(16), _tag()
+    toolchain = find_toolchain(task.language)
     native = {
         "steps": language.steps(tests, disguised, token),
-        "env": _environment(find_toolchain(task.language)),
+        "env": _environment(toolchain),
+        "links": toolchain.links,
         "cap": OUTPUT_CAP,
     }
     written = workspace | dict(task.support) | disguised.files
@@ -264,8 +424,8 @@ def judge_native(
     steps = {str(record.get("step")): record for record in records}
     build = steps.get(BUILD)
     if run.stop is None and build is not None and build.get("exit") != 0 and not problems:
-        return _build_error(build, disguised.names)
-    reported = language.parse(str(steps.get(TEST, {}).get("output", "")))
+        return _build_error(build, disguised.masks)
+    reported = language.parse(steps.get(TEST, {}))
     return _decided(run, reported, disguised, list(problems))
 
 
@@ -287,7 +447,7 @@ def _decided(
         test = names[entry.name]
         results.append(TestResult(name=test, visibility=Visibility.VISIBLE, outcome=entry.outcome))
         if entry.outcome is not TestOutcome.PASSED:
-            failures.append(f"FAILED {test}\n{_unmasked(entry.output, names)}")
+            failures.append(f"FAILED {test}\n{_unmasked(entry.output, disguised.masks)}")
     counted = Counter(entry.name for entry in reported)
     missing = len(set(names) - set(counted))
     planted = not disguised.sentinel or disguised.sentinel in counted
@@ -302,11 +462,12 @@ def _decided(
         elif any(r.outcome is TestOutcome.FAILED for r in results):
             outcome = Outcome.FAILED
     if not failures and other.strip():
-        failures.append(_unmasked(other.strip(), names))
+        failures.append(_unmasked(other.strip(), disguised.masks))
     feedback = None
     # A forged run gets no feedback: what it could say would teach how it was caught.
     if outcome not in (Outcome.PASSED, Outcome.TAMPERED):
-        feedback = trimmed("\n".join([detail, *failures]).strip(), tail)
+        shown = "\n".join([detail, *failures]).replace(_WORKSPACE, "")
+        feedback = trimmed(shown.strip(), tail)
     return Verdict(
         outcome,
         gate=None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from codetrial.config import toolchains_dir
 from codetrial.errors import ConfigError
 
 SYSTEM_PROGRAMS = "/usr/bin:/bin"
@@ -30,7 +32,8 @@ class Toolchain:
     """A language's toolchain: `folders` bound read-only into the sandbox, `path` the
     folders of its programs as a step's PATH lists them, `version` as its compiler
     prints it, `binaries` path -> SHA-256 of its main programs, and `env` what its
-    steps need set (where its caches are)."""
+    steps need set, and `links` (workspace path -> target) what each workspace sees
+    of it where its build looks (JavaScript's node_modules)."""
 
     language: str
     version: str
@@ -38,6 +41,7 @@ class Toolchain:
     path: tuple[Path, ...]
     binaries: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
+    links: dict[str, str] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, object]:
         return {"version": self.version, "sha256": dict(self.binaries)}
@@ -86,7 +90,26 @@ def _go() -> Toolchain:
     )
 
 
-_FINDERS: dict[str, Callable[[], Toolchain]] = {"go": _go}
+def _javascript() -> Toolchain:
+    """The machine's Node and, from `make toolchains`, Jest with Babel: one
+    node_modules every exercise shares, read-only."""
+    node = _program("node", "JavaScript")
+    modules = toolchains_dir() / "node" / "node_modules"
+    jest = modules / "jest" / "bin" / "jest.js"
+    if not jest.is_file():
+        raise ConfigError(f"JavaScript's test runner is not installed ({jest}); {_INSTALL}")
+    package = json.loads((modules / "jest" / "package.json").read_text(encoding="utf-8"))
+    return Toolchain(
+        language="javascript",
+        version=f"node {_printed([str(node), '--version'])}, jest {package['version']}",
+        folders=(node, modules.parent),
+        path=(node.parent,),
+        binaries={str(node): _sha256(node), str(jest): _sha256(jest)},
+        links={"node_modules": str(modules)},
+    )
+
+
+_FINDERS: dict[str, Callable[[], Toolchain]] = {"go": _go, "javascript": _javascript}
 
 
 @functools.cache
