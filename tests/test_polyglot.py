@@ -15,11 +15,11 @@ import pytest
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.records import Outcome, TestOutcome
-from codetrial.sandbox import Mounts, Sandbox, SandboxPolicy, open_sandbox
+from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
 from codetrial.tasks import load_suite
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict.polyglot import judge_native
-from codetrial.verdict.toolchains import find_toolchain
+from codetrial.verdict.toolchains import building, find_toolchain
 from tests.conftest import POLYGLOT
 
 BENCHMARK = POLYGLOT.parent / "polyglot-benchmark"
@@ -33,8 +33,7 @@ def polyglot() -> dict[str, WorkspaceTask]:
 
 @pytest.fixture(scope="module")
 def go_sandbox() -> Iterator[Sandbox]:
-    policy = SandboxPolicy(LIMITS).with_mounts(Mounts(folders=find_toolchain("go").folders))
-    box = open_sandbox(policy)
+    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("go")]))
     yield box
     box.close()
 
@@ -220,8 +219,7 @@ def test_the_go_toolchain_is_recorded_by_version_and_digest() -> None:
 
 @pytest.fixture(scope="module")
 def js_sandbox() -> Iterator[Sandbox]:
-    folders = find_toolchain("javascript").folders
-    box = open_sandbox(SandboxPolicy(LIMITS).with_mounts(Mounts(folders=folders)))
+    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("javascript")]))
     yield box
     box.close()
 
@@ -289,3 +287,97 @@ def test_a_javascript_candidate_that_forges_its_tests_report_does_not_pass(
     assert naive.outcome is Outcome.PASSED, naive.feedback
     guarded = judge_native(files, task, js_sandbox, LIMITS)
     assert guarded.outcome is guarded_outcome, guarded.detail
+
+
+@pytest.fixture(scope="module")
+def rust_sandbox() -> Iterator[Sandbox]:
+    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("rust")]))
+    yield box
+    box.close()
+
+
+# gigasecond builds a crate (time) from Debian's registry, offline.
+@pytest.mark.parametrize("exercise", ["acronym", "gigasecond"])
+def test_rust_references_pass_and_stubs_fail(
+    exercise: str, polyglot: dict[str, WorkspaceTask], rust_sandbox: Sandbox
+) -> None:
+    task = polyglot[f"rust/{exercise}"]
+    passed = judge_native(dict(task.files) | dict(task.reference), task, rust_sandbox, LIMITS)
+    assert passed.outcome is Outcome.PASSED, passed.feedback
+    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
+    stub = judge_native(dict(task.files), task, rust_sandbox, LIMITS)
+    assert stub.outcome is Outcome.FAILED
+    assert "not yet implemented" in (stub.feedback or "")
+
+
+def test_a_rust_build_error_is_a_syntax_error_with_the_compilers_message(
+    polyglot: dict[str, WorkspaceTask], rust_sandbox: Sandbox
+) -> None:
+    task = polyglot["rust/acronym"]
+    verdict = judge_native({"src/lib.rs": "pub fn abbreviate("}, task, rust_sandbox, LIMITS)
+    assert verdict.outcome is Outcome.SYNTAX_ERROR
+    assert "src/lib.rs" in (verdict.feedback or "") and "error" in (verdict.feedback or "")
+
+
+# The first test that calls the candidate's function writes every test's pass, as
+# libtest prints it, to the process's standard output itself (libtest captures what a
+# test prints), and ends the process. This one knows the public test names.
+_RUST_FORGE_KNOWN = """use std::io::Write;
+use std::os::unix::io::FromRawFd;
+
+pub fn abbreviate(_phrase: &str) -> String {
+    let mut out = unsafe { std::fs::File::from_raw_fd(1) };
+    for name in ["basic", "lowercase_words", "punctuation", "all_caps_word",
+                 "punctuation_without_whitespace", "very_long_abbreviation",
+                 "consecutive_delimiters", "apostrophes", "underscore_emphasis", "camelcase"] {
+        writeln!(out, "test {name} ... ok").unwrap();
+    }
+    writeln!(out, "\\ntest result: ok.").unwrap();
+    std::process::exit(0);
+}
+"""
+# This one asks its own test binary for every test's name (`--list`), as this run has them.
+_RUST_FORGE_LISTED = """use std::io::Write;
+use std::os::unix::io::FromRawFd;
+
+pub fn abbreviate(_phrase: &str) -> String {
+    let mut out = unsafe { std::fs::File::from_raw_fd(1) };
+    let binary = std::env::current_exe().unwrap();
+    let listed = std::process::Command::new(binary).arg("--list").output().unwrap();
+    for line in String::from_utf8_lossy(&listed.stdout).lines() {
+        if let Some(name) = line.strip_suffix(": test") {
+            writeln!(out, "test {name} ... ok").unwrap();
+        }
+    }
+    writeln!(out, "\\ntest result: ok.").unwrap();
+    std::process::exit(0);
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("attack", "guarded_outcome"),
+    [(_RUST_FORGE_KNOWN, Outcome.ERROR), (_RUST_FORGE_LISTED, Outcome.TAMPERED)],
+    ids=["known-names", "names-listed-by-the-binary"],
+)
+def test_a_rust_candidate_that_forges_its_tests_report_does_not_pass(
+    attack: str,
+    guarded_outcome: Outcome,
+    polyglot: dict[str, WorkspaceTask],
+    rust_sandbox: Sandbox,
+) -> None:
+    task = polyglot["rust/acronym"]
+    files = {"src/lib.rs": attack}
+    naive = judge_native(files, task, rust_sandbox, LIMITS, guarded=False)
+    assert naive.outcome is Outcome.PASSED, naive.feedback
+    guarded = judge_native(files, task, rust_sandbox, LIMITS)
+    assert guarded.outcome is guarded_outcome, guarded.detail
+
+
+def test_a_rust_candidate_that_includes_the_tests_is_refused(
+    polyglot: dict[str, WorkspaceTask], rust_sandbox: Sandbox
+) -> None:
+    task = polyglot["rust/acronym"]
+    source = 'const TESTS: &str = include_str!("../tests/acronym.rs");\n'
+    verdict = judge_native({"src/lib.rs": source}, task, rust_sandbox, LIMITS)
+    assert verdict.outcome is Outcome.REJECTED

@@ -11,7 +11,9 @@ how it ended:
      "output": text, "cut": bytes left out, "report"?: text}
     {"nonce", "end": number of steps run}
 
-A step with a `report` (a path) is a test runner that writes its machine-readable
+A step with `expand` has each argument that names files by a pattern replaced by
+the files it names (a test binary whose name ends in a hash the build chose). A step
+with a `report` (a path) is a test runner that writes its machine-readable
 report to that file: once the step is done, the file's text (a regular file, never
 through a link, at most `cap` bytes) travels in the record. `links` (workspace path ->
 target) are made before the first step: a read-only dependency folder (JavaScript's
@@ -29,6 +31,7 @@ trusted side decides how far to believe it (see `codetrial.verdict.polyglot`).
 from __future__ import annotations
 
 import ctypes
+import glob
 import os
 import stat
 import subprocess
@@ -46,9 +49,12 @@ def _undumpable() -> None:
 
 
 def _step(step: dict[str, Any], workspace: str, base: dict[str, str], cap: int) -> dict[str, Any]:
+    argv = step["argv"]
+    if step.get("expand"):
+        argv = [found for arg in argv for found in (sorted(glob.glob(arg)) or [arg])]
     try:
         process = subprocess.Popen(
-            step["argv"],
+            argv,
             cwd=workspace,
             env={**base, **step.get("env", {})},
             stdin=subprocess.DEVNULL,

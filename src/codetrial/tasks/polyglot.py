@@ -11,8 +11,8 @@ and every other file of the exercise that its build needs (`go.mod`, `Cargo.toml
 not kept: Java's tests are compiled and run without it.
 
 The tests are read as aider's benchmark runs them: JavaScript's skipped tests
-(`xtest`) run, as do Java's disabled ones; Rust's ignored tests run by the runner's
-own flag.
+(`xtest`, and grep's `xit`) run, as do Java's disabled ones; Rust's ignored tests run
+by the runner's own flag.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ _UNUSED = re.compile(
 )
 # Tests aider's benchmark runs that Exercism's files mark to skip.
 _SKIPPED = {
-    "javascript": (re.compile(r"\bxtest\("), "test("),
+    "javascript": (re.compile(r"\bx(test|it)\("), r"\1("),
     "java": (re.compile(r"^\s*@Disabled\(.*\)\s*\n", re.MULTILINE), ""),
 }
 _REFERENCE = ".meta/src/reference/"

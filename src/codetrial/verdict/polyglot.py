@@ -35,6 +35,7 @@ import secrets
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from codetrial.config import Limits
@@ -46,6 +47,10 @@ from codetrial.verdict.toolchains import Toolchain, find_toolchain
 from codetrial.verdict.workspace import expected_tests, signed, trimmed
 
 OUTPUT_CAP = 1 << 20
+# Each process's address space (its rlimit): runtimes reserve far more than they use (V8
+# reserves a code range per worker thread): a terabyte, and the sandbox's cgroup, which the run's
+# memory limit sets, is what bounds the memory they use.
+ADDRESS_SPACE_MB = 1 << 20
 # Where the sandbox's runner writes a workspace: left out of what the model is shown.
 _WORKSPACE = "/scratch/workspace/"
 _TAG_BYTES = 6
@@ -323,8 +328,11 @@ def _js_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
         if suite.get("message") and not suite.get("assertionResults"):
             other.append(str(suite["message"]))
         for result in suite.get("assertionResults", []):
+            # Tests the file marks to skip (test.skip) are not the run's: none is counted.
             if isinstance(result, dict) and isinstance(result.get("title"), str):
-                outcome = outcomes.get(str(result.get("status")), TestOutcome.SKIPPED)
+                outcome = outcomes.get(str(result.get("status")))
+                if outcome is None:
+                    continue
                 message = _js_message(result.get("failureMessages"))
                 reported.append(Reported(result["title"], outcome, message))
     return reported, "\n".join(other)
@@ -334,9 +342,98 @@ def _accepted(files: Mapping[str, str]) -> str | None:
     return None
 
 
+# --- Rust: cargo builds the tests offline from Debian's crates, libtest runs them ---
+
+_RUST_TEST = re.compile(r"(#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn\s+)(\w+)(\s*\()")
+_RUST_INCLUDE = re.compile(r"\binclude(_str|_bytes)?!")
+_RUST_RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.MULTILINE)
+_RUST_FAILURE = re.compile(r"^---- (\S+) stdout ----\n(.*?)(?=^---- |^failures:$|\Z)", re.M | re.S)
+# Cargo reads crates from Debian's registry (the librust-*-dev packages), never the network.
+_CARGO_CONFIG = """[source.crates-io]
+replace-with = "debian"
+
+[source.debian]
+directory = "/usr/share/cargo/registry"
+
+[net]
+offline = true
+"""
+
+
+def _rust_tests(tests: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [(path, m[2]) for path, source in tests.items() for m in _RUST_TEST.finditer(source)]
+
+
+def _rust_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
+    """Each test file under a name of the run's own (a test target cargo finds by it),
+    each test function renamed, a sentinel in the first."""
+    names: dict[str, str] = {}
+    files: dict[str, str] = {}
+    masks: dict[str, str] = {}
+    for path, source in tests.items():
+
+        def rename(match: re.Match[str], path: str = path) -> str:
+            run_name = f"{match[2]}_{_tag()}"
+            names[run_name] = f"{path}::{match[2]}"
+            masks[run_name] = match[2]
+            return f"{match[1]}{run_name}{match[3]}"
+
+        files[f"tests/t{_tag()}.rs"] = _RUST_TEST.sub(rename, source)
+    copied = secrets.choice([name for _, name in declared]) if declared else "test"
+    sentinel = f"{copied}_{_tag()}"
+    first = next(iter(files), "tests/t.rs")
+    files[first] = files.get(first, "") + (
+        f'\n#[test]\nfn {sentinel}() {{\n    panic!("expected failure");\n}}\n'
+    )
+    return Disguised(files | {".cargo/config.toml": _CARGO_CONFIG}, names, sentinel, masks)
+
+
+def _rust_steps(
+    tests: Mapping[str, str], disguised: Disguised, token: str
+) -> list[dict[str, object]]:
+    targets = [Path(path).stem for path in disguised.files if path.startswith("tests/")]
+    build = ["cargo", "test", "--offline", "--no-run", *(f"--test={t}" for t in targets)]
+    removed = sorted(path for path in disguised.files if path.startswith("tests/"))
+    env = {"CARGO_TARGET_DIR": f"/tmp/{token}"}
+    steps: list[dict[str, object]] = [
+        {"name": BUILD, "argv": build, "stop": True, "remove": removed, "env": env}
+    ]
+    for target in targets:
+        # A test binary is named after its target, then a hash of 16 hexadecimal digits.
+        binary = f"/tmp/{token}/debug/deps/{target}-" + "?" * 16
+        argv = [binary, "--include-ignored"]
+        steps.append({"name": TEST, "argv": argv, "expand": True, "env": env})
+    return steps
+
+
+def _rust_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
+    """libtest's lines, `test NAME ... ok|FAILED|ignored`, and each failure's
+    captured output."""
+    output = str(record.get("output", ""))
+    captured = {match[1]: match[2] for match in _RUST_FAILURE.finditer(output)}
+    outcomes = {"ok": TestOutcome.PASSED, "FAILED": TestOutcome.FAILED}
+    reported = [
+        Reported(
+            name.rsplit("::", 1)[-1],
+            outcomes.get(status, TestOutcome.SKIPPED),
+            captured.get(name, ""),
+        )
+        for name, status in _RUST_RESULT.findall(output)
+    ]
+    return reported, "" if reported else output
+
+
+def _rust_refused(files: Mapping[str, str]) -> str | None:
+    for path, text in sorted(files.items()):
+        if path.endswith(".rs") and _RUST_INCLUDE.search(text):
+            return f"{path}: include!, include_str! and include_bytes! are not allowed"
+    return None
+
+
 LANGUAGES: dict[str, Language] = {
     "go": Language("go", _go_tests, _go_disguise, _go_steps, _go_parse, _go_refused),
     "javascript": Language("javascript", _js_tests, _js_disguise, _js_steps, _js_parse, _accepted),
+    "rust": Language("rust", _rust_tests, _rust_disguise, _rust_steps, _rust_parse, _rust_refused),
 }
 
 
@@ -418,15 +515,17 @@ def judge_native(
         "cap": OUTPUT_CAP,
     }
     written = workspace | dict(task.support) | disguised.files
-    running = limits.model_copy(update={"allow_processes": True})
+    address_space = max(limits.memory_mb, ADDRESS_SPACE_MB)
+    running = limits.model_copy(update={"allow_processes": True, "memory_mb": address_space})
     with sandbox.test_run(written, {}, nonce, running, native=native) as run:
         records, problems = signed(run, nonce)
-    steps = {str(record.get("step")): record for record in records}
-    build = steps.get(BUILD)
+    build = next((record for record in records if record.get("step") == BUILD), None)
     if run.stop is None and build is not None and build.get("exit") != 0 and not problems:
         return _build_error(build, disguised.masks)
-    reported = language.parse(steps.get(TEST, {}))
-    return _decided(run, reported, disguised, list(problems))
+    parsed = [language.parse(record) for record in records if record.get("step") == TEST]
+    reported = [entry for entries, _ in parsed for entry in entries]
+    other = "\n".join(text for _, text in parsed if text)
+    return _decided(run, (reported, other), disguised, list(problems))
 
 
 def _decided(

@@ -42,7 +42,7 @@ from codetrial.sandbox import (
 from codetrial.tasks import AnyTask, Task
 from codetrial.verdict.decide import judge
 from codetrial.verdict.repository import Repositories
-from codetrial.verdict.toolchains import Toolchain
+from codetrial.verdict.toolchains import Toolchain, building
 
 TESTS_SLACK_S = 0.1
 NO_ANSWER = ("raised", "returned", "timeout", "stopped")  # outputs that are not a value
@@ -129,15 +129,13 @@ class JudgePool:
         compilers and test runners of the run's workspaces. Their package
         environments, the inputs and the toolchains' folders are bound read-only
         into every sandbox."""
+        policy = building(policy, toolchains)
         self.limits = policy.limits
         self._repositories = repositories
         self._libraries = libraries
         self.toolchains = {t.language: t.as_dict() for t in toolchains}
         mounts = Mounts(
-            folders=(
-                *(repositories.mounts if repositories else ()),
-                *(folder for toolchain in toolchains for folder in toolchain.folders),
-            ),
+            folders=repositories.mounts if repositories else (),
             packages=tuple(sorted({e.path for e in libraries.values()})),
             preload=tuple(sorted({m for e in libraries.values() for m in e.preload})),
             inputs=inputs,

@@ -10,20 +10,23 @@ toolchains`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
 import os
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from codetrial.config import toolchains_dir
 from codetrial.errors import ConfigError
+from codetrial.sandbox import Mounts, SandboxPolicy
 
 SYSTEM_PROGRAMS = "/usr/bin:/bin"
+BUILD_PROCESSES = 256
 _INSTALL = "install it with `make toolchains` (Debian's packages and, for JavaScript, npm's)"
 
 
@@ -109,7 +112,53 @@ def _javascript() -> Toolchain:
     )
 
 
-_FINDERS: dict[str, Callable[[], Toolchain]] = {"go": _go, "javascript": _javascript}
+def _rust() -> Toolchain:
+    """Debian's rustc and cargo, the C compiler that links for them, and Debian's crates
+    (a registry in a folder, which cargo reads offline). Each exercise builds its crates
+    afresh: three of thirty use any."""
+    cargo, rustc = _program("cargo", "Rust"), _program("rustc", "Rust")
+    registry = Path("/usr/share/cargo/registry")
+    drivers = sorted(Path("/usr/lib").glob("*/librustc_driver-*.so"))
+    # The linker, `cc`, is Debian's alternative for the C compiler.
+    linking = [Path("/usr/lib/gcc"), Path("/etc/alternatives")]
+    folders = [cargo.parent, Path("/usr/lib/rustlib"), *linking, registry]
+    missing = [str(folder) for folder in folders if not folder.is_dir()]
+    if missing:
+        raise ConfigError(f"the Rust toolchain is incomplete ({', '.join(missing)}); {_INSTALL}")
+    return Toolchain(
+        language="rust",
+        version=f"{_printed([str(rustc), '--version'])}, {_printed([str(cargo), '--version'])}",
+        folders=tuple(folders),
+        path=(cargo.parent,),
+        binaries={str(b): _sha256(b) for b in [cargo, rustc, *drivers]},
+        # Stripped of debug information (Debian's standard library carries its own), a
+        # test binary is a megabyte or two, well under the sandbox's file size limit.
+        env={
+            "CARGO_HOME": "/tmp/cargo-home",
+            "RUST_BACKTRACE": "0",
+            "CARGO_PROFILE_DEV_DEBUG": "0",
+            "CARGO_PROFILE_DEV_STRIP": "debuginfo",
+        },
+    )
+
+
+_FINDERS: dict[str, Callable[[], Toolchain]] = {
+    "go": _go,
+    "javascript": _javascript,
+    "rust": _rust,
+}
+
+
+def building(policy: SandboxPolicy, toolchains: Sequence[Toolchain]) -> SandboxPolicy:
+    """`policy` for sandboxes that build and test with `toolchains`: their folders bound
+    read-only, and room in each sandbox's cgroup for the processes and threads of a
+    compiler or a test runner (Node's worker threads, a test that starts Node)."""
+    if not toolchains:
+        return policy
+    folders = tuple(folder for toolchain in toolchains for folder in toolchain.folders)
+    processes = max(policy.limits.max_processes, BUILD_PROCESSES)
+    limits = policy.limits.model_copy(update={"max_processes": processes})
+    return dataclasses.replace(policy, limits=limits).with_mounts(Mounts(folders=folders))
 
 
 @functools.cache
