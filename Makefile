@@ -58,12 +58,13 @@ patch:
 	command -v patch >/dev/null || { apt-get update && apt-get install -y patch; }
 
 # The compilers and test runners of the polyglot benchmark's languages: Debian's packages
-# (Go, C++ with CMake and Catch2, Rust with the three crates its exercises use, a JDK
+# (Go, C++ with CMake, Catch2 and Boost.Date_Time, Rust with the three crates its exercises use, a JDK
 # with JUnit 5 and AssertJ) and, from npm's registry, Jest with Babel in a folder of
-# their own. Runs bind them read-only and fetch nothing (docs/kinds/polyglot.md).
+# their own; Catch2's main, compiled once, which every C++ exercise links. Runs bind
+# them read-only and fetch nothing (docs/kinds/polyglot.md).
 TOOLCHAINS ?= $(VENV)/toolchains
 NODE_RUNNER := toolchains/javascript/package.json toolchains/javascript/package-lock.json
-DEBIAN_TOOLCHAINS := g++ make cmake catch2 golang-go rustc cargo librust-time-dev \
+DEBIAN_TOOLCHAINS := g++ make cmake catch2 libboost-date-time-dev golang-go rustc cargo librust-time-dev \
 	librust-anyhow-dev librust-rand-dev default-jdk-headless junit5 libassertj-core-java
 $(TOOLCHAINS)/.installed: $(NODE_RUNNER)
 	dpkg -s $(DEBIAN_TOOLCHAINS) >/dev/null 2>&1 || \
@@ -73,6 +74,9 @@ $(TOOLCHAINS)/.installed: $(NODE_RUNNER)
 	mkdir -p $(TOOLCHAINS)/node
 	cp $(NODE_RUNNER) $(TOOLCHAINS)/node/
 	cd $(TOOLCHAINS)/node && npm ci --no-audit --no-fund --ignore-scripts
+	mkdir -p $(TOOLCHAINS)/catch2
+	printf '#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\n' | \
+		g++ -std=c++17 -x c++ -c - -o $(TOOLCHAINS)/catch2/main.o
 	touch $@
 
 toolchains: $(TOOLCHAINS)/.installed

@@ -381,3 +381,130 @@ def test_a_rust_candidate_that_includes_the_tests_is_refused(
     source = 'const TESTS: &str = include_str!("../tests/acronym.rs");\n'
     verdict = judge_native({"src/lib.rs": source}, task, rust_sandbox, LIMITS)
     assert verdict.outcome is Outcome.REJECTED
+
+
+@pytest.fixture(scope="module")
+def cpp_sandbox() -> Iterator[Sandbox]:
+    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("cpp")]))
+    yield box
+    box.close()
+
+
+# meetup's header includes Boost.Date_Time.
+@pytest.mark.parametrize("exercise", ["all-your-base", "meetup"])
+def test_cpp_references_pass_and_stubs_fail(
+    exercise: str, polyglot: dict[str, WorkspaceTask], cpp_sandbox: Sandbox
+) -> None:
+    task = polyglot[f"cpp/{exercise}"]
+    passed = judge_native(dict(task.files) | dict(task.reference), task, cpp_sandbox, LIMITS)
+    assert passed.outcome is Outcome.PASSED, passed.feedback
+    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
+    stub = judge_native(dict(task.files), task, cpp_sandbox, LIMITS)
+    assert stub.outcome in (Outcome.FAILED, Outcome.SYNTAX_ERROR)
+    assert stub.feedback
+    # The build's messages name the test file as the task has it, not as the run placed it.
+    assert stub.outcome is not Outcome.SYNTAX_ERROR or "_test.cpp" in (stub.feedback or "")
+
+
+def test_a_failing_cpp_test_says_which_and_why(
+    polyglot: dict[str, WorkspaceTask], cpp_sandbox: Sandbox
+) -> None:
+    task = polyglot["cpp/all-your-base"]
+    reference = dict(task.reference)
+    wrong = reference["all_your_base.cpp"].replace("value = value * input_base + d;", "")
+    files = {"all_your_base.h": reference["all_your_base.h"], "all_your_base.cpp": wrong}
+    verdict = judge_native(files, task, cpp_sandbox, LIMITS)
+    assert verdict.outcome is Outcome.FAILED
+    assert "FAILED all_your_base_test.cpp::binary_to_single_decimal" in (verdict.feedback or "")
+    assert "REQUIRE(" in (verdict.feedback or "")
+
+
+# A wrong convert, and a static initializer that runs before any test: it writes Catch2's
+# XML report of every test passed where the command line says the report goes, and
+# ends the process. This one knows the tests by their names in the public test file.
+_CPP_FORGE = """#include "all_your_base.h"
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace all_your_base {
+std::vector<unsigned int> convert(unsigned int, const std::vector<unsigned int>&, unsigned int) {
+    return {};
+}
+}
+
+static std::string report_path() {
+    std::ifstream cmdline("/proc/self/cmdline");
+    std::string argument, previous;
+    while (std::getline(cmdline, argument, '\\0')) {
+        if (previous == "-o") return argument;
+        previous = argument;
+    }
+    return "";
+}
+
+static std::vector<std::string> names();
+
+static int forged = [] {
+    if (getenv("LISTING")) return 0;
+    std::ofstream report(report_path());
+    report << "<Catch><Group>";
+    for (const auto& name : names()) {
+        report << "<TestCase name=\\"" << name << "\\">";
+        report << "<OverallResult success=\\"true\\"/></TestCase>";
+    }
+    report << "</Group></Catch>";
+    report.close();
+    _exit(0);
+    return 0;
+}();
+"""
+_CPP_KNOWN = """
+static std::vector<std::string> names() {
+    return {"single_bit_one_to_decimal", "binary_to_single_decimal", "single_decimal_to_binary",
+            "binary_to_multiple_decimal", "decimal_to_binary", "trinary_to_hexadecimal",
+            "hexadecimal_to_trinary", "fifteen_bit_integer", "empty_list", "single_zero",
+            "multiple_zeros", "leading_zeros", "first_base_is_one", "first_base_is_zero",
+            "invalid_positive_digit", "second_base_is_one", "second_base_is_zero"};
+}
+"""
+# This one asks its own binary for every test's name, as this run has them.
+_CPP_LISTED = """
+static std::vector<std::string> names() {
+    char binary[4096] = {0};
+    readlink("/proc/self/exe", binary, sizeof binary - 1);
+    setenv("LISTING", "1", 1);
+    std::string command = std::string(binary) + " --list-test-names-only";
+    std::vector<std::string> found;
+    FILE* listed = popen(command.c_str(), "r");
+    char line[4096];
+    while (listed && fgets(line, sizeof line, listed)) {
+        std::string name(line);
+        while (!name.empty() && (name.back() == '\\n' || name.back() == '\\r')) name.pop_back();
+        if (!name.empty()) found.push_back(name);
+    }
+    return found;
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("names", "guarded_outcome"),
+    [(_CPP_KNOWN, Outcome.ERROR), (_CPP_LISTED, Outcome.TAMPERED)],
+    ids=["known-names", "names-listed-by-the-binary"],
+)
+def test_a_cpp_candidate_that_forges_its_tests_report_does_not_pass(
+    names: str,
+    guarded_outcome: Outcome,
+    polyglot: dict[str, WorkspaceTask],
+    cpp_sandbox: Sandbox,
+) -> None:
+    task = polyglot["cpp/all-your-base"]
+    header = dict(task.reference)["all_your_base.h"]
+    files = {"all_your_base.h": header, "all_your_base.cpp": _CPP_FORGE + names}
+    naive = judge_native(files, task, cpp_sandbox, LIMITS, guarded=False)
+    assert naive.outcome is Outcome.PASSED, naive.feedback
+    guarded = judge_native(files, task, cpp_sandbox, LIMITS)
+    assert guarded.outcome is guarded_outcome, guarded.detail

@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from xml.etree import ElementTree
 
 from codetrial.config import Limits
 from codetrial.records import Outcome, TestOutcome, TestResult, Verdict, Visibility
@@ -80,10 +81,22 @@ class Disguised:
 
 
 @dataclass(frozen=True)
+class Planned:
+    """What a run's steps are made from: the workspace's paths as the candidate left
+    them, the test files as disguised for the run, the run's secret token (which names
+    what it writes) and the toolchain."""
+
+    paths: tuple[str, ...]
+    disguised: Disguised
+    token: str
+    toolchain: Toolchain
+
+
+@dataclass(frozen=True)
 class Language:
     """What judging a language takes: `tests` (the test names the test files declare,
     as file::name), `disguise` (the test files renamed for a run, with a sentinel),
-    `steps` (the build then the test steps, given the run's secret token), `parse`
+    `steps` (the build then the test steps of a run as planned), `parse`
     (the test step's record -> what it reports of each test, and what it printed
     that belongs to no test) and `refused` (why a candidate's
     files may not be built, when they may not)."""
@@ -91,7 +104,7 @@ class Language:
     name: str
     tests: Callable[[Mapping[str, str]], list[tuple[str, str]]]
     disguise: Callable[[Mapping[str, str], list[tuple[str, str]]], Disguised]
-    steps: Callable[[Mapping[str, str], Disguised, str], list[dict[str, object]]]
+    steps: Callable[[Planned], list[dict[str, object]]]
     parse: Callable[[Mapping[str, Any]], tuple[list[Reported], str]]
     refused: Callable[[Mapping[str, str]], str | None]
 
@@ -186,16 +199,14 @@ def _go_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> D
     return Disguised(files, names, sentinel, masks)
 
 
-def _go_steps(
-    tests: Mapping[str, str], disguised: Disguised, token: str
-) -> list[dict[str, object]]:
-    binary = f"/tmp/{token}.test"
+def _go_steps(run: Planned) -> list[dict[str, object]]:
+    binary = f"/tmp/{run.token}.test"
     return [
         {
             "name": BUILD,
             "argv": ["go", "test", "-c", "-vet=off", "-o", binary, "."],
             "stop": True,
-            "remove": sorted(disguised.files),
+            "remove": sorted(run.disguised.files),
         },
         {
             "name": TEST,
@@ -294,16 +305,15 @@ def _js_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> D
     return Disguised(files | {_TRANSFORM: _JS_TRANSFORMER}, names, sentinel, masks)
 
 
-def _js_steps(
-    tests: Mapping[str, str], disguised: Disguised, token: str
-) -> list[dict[str, object]]:
-    report = f"/tmp/{token}.json"
+def _js_steps(run: Planned) -> list[dict[str, object]]:
+    report = f"/tmp/{run.token}.json"
     config: dict[str, object] = {"testTimeout": 30000}
-    if _TRANSFORM in disguised.files:
+    if _TRANSFORM in run.disguised.files:
         config["transform"] = {"\\.[jt]sx?$": f"<rootDir>/{_TRANSFORM}"}
     jest = ["node", "node_modules/jest/bin/jest.js", "--ci", "--runInBand", "--silent"]
     options = ["--json", "--outputFile", report, "--no-cache", "--config", json.dumps(config)]
-    return [{"name": TEST, "argv": [*jest, *options, *sorted(tests)], "report": report}]
+    specs = sorted(path for path in run.disguised.files if path.endswith(".spec.js"))
+    return [{"name": TEST, "argv": [*jest, *options, *specs], "report": report}]
 
 
 def _js_message(messages: object) -> str:
@@ -378,7 +388,9 @@ def _rust_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) ->
             masks[run_name] = match[2]
             return f"{match[1]}{run_name}{match[3]}"
 
-        files[f"tests/t{_tag()}.rs"] = _RUST_TEST.sub(rename, source)
+        placed = f"tests/t{_tag()}.rs"
+        files[placed] = _RUST_TEST.sub(rename, source)
+        masks[placed] = path
     copied = secrets.choice([name for _, name in declared]) if declared else "test"
     sentinel = f"{copied}_{_tag()}"
     first = next(iter(files), "tests/t.rs")
@@ -388,19 +400,18 @@ def _rust_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) ->
     return Disguised(files | {".cargo/config.toml": _CARGO_CONFIG}, names, sentinel, masks)
 
 
-def _rust_steps(
-    tests: Mapping[str, str], disguised: Disguised, token: str
-) -> list[dict[str, object]]:
-    targets = [Path(path).stem for path in disguised.files if path.startswith("tests/")]
+def _rust_steps(run: Planned) -> list[dict[str, object]]:
+    tests = [path for path in run.disguised.files if path.startswith("tests/")]
+    targets = [Path(path).stem for path in tests]
     build = ["cargo", "test", "--offline", "--no-run", *(f"--test={t}" for t in targets)]
-    removed = sorted(path for path in disguised.files if path.startswith("tests/"))
-    env = {"CARGO_TARGET_DIR": f"/tmp/{token}"}
+    removed = sorted(tests)
+    env = {"CARGO_TARGET_DIR": f"/tmp/{run.token}"}
     steps: list[dict[str, object]] = [
         {"name": BUILD, "argv": build, "stop": True, "remove": removed, "env": env}
     ]
     for target in targets:
         # A test binary is named after its target, then a hash of 16 hexadecimal digits.
-        binary = f"/tmp/{token}/debug/deps/{target}-" + "?" * 16
+        binary = f"/tmp/{run.token}/debug/deps/{target}-" + "?" * 16
         argv = [binary, "--include-ignored"]
         steps.append({"name": TEST, "argv": argv, "expand": True, "env": env})
     return steps
@@ -430,10 +441,91 @@ def _rust_refused(files: Mapping[str, str]) -> str | None:
     return None
 
 
+# --- C++: g++ builds the tests against Catch2's main, built once; a JUnit report ---
+
+_CPP_TEST = re.compile(r'\b(TEST_CASE|SCENARIO)\(\s*"((?:\\.|[^"\\])*)"')
+_CPP_FLAGS = ["-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
+# The exercises' own CMake build, as Exercism's test image runs it: Catch2 from the
+# system, every test compiled in.
+_CPP_DEFINES = ["-DEXERCISM_TEST_SUITE", "-DEXERCISM_RUN_ALL_TESTS"]
+CATCH_MAIN = "catch2/main.o"
+
+
+def _cpp_tests(tests: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [(path, m[2]) for path, source in tests.items() for m in _CPP_TEST.finditer(source)]
+
+
+def _cpp_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
+    """Each test file under a name of the run's own, each test case's name tagged, a
+    sentinel in the first."""
+    names: dict[str, str] = {}
+    files: dict[str, str] = {}
+    masks: dict[str, str] = {}
+    for path, source in tests.items():
+
+        def tag(match: re.Match[str], path: str = path) -> str:
+            added = _tag()
+            names[f"{added} {match[2]}"] = f"{path}::{match[2]}"
+            masks[f"{added} "] = ""
+            return f'{match[1]}("{added} {match[2]}"'
+
+        placed = f"t{_tag()}.cpp"
+        files[placed] = _CPP_TEST.sub(tag, source)
+        masks[placed] = path
+    copied = secrets.choice([name for _, name in declared]) if declared else "test"
+    sentinel = f"{_tag()} {copied}"
+    first = next(iter(files), "t.cpp")
+    files[first] = files.get(first, "") + f'\nTEST_CASE("{sentinel}") {{\n    REQUIRE(false);\n}}\n'
+    return Disguised(files, names, sentinel, masks)
+
+
+def _cpp_steps(run: Planned) -> list[dict[str, object]]:
+    binary, report = f"/tmp/{run.token}-tests", f"/tmp/{run.token}-report.xml"
+    tests = sorted(run.disguised.files)
+    sources = [path for path in run.paths if path.endswith(".cpp")]
+    compiler = ["g++", *_CPP_FLAGS, *_CPP_DEFINES, "-I.", "-o", binary]
+    build = [*compiler, *tests, *sources, *run.toolchain.libraries]
+    return [
+        {"name": BUILD, "argv": build, "stop": True, "remove": tests},
+        {"name": TEST, "argv": [binary, "-r", "xml", "-o", report], "report": report},
+    ]
+
+
+def _cpp_failure(case: ElementTree.Element) -> str:
+    """What failed in a Catch2 test case: each failed expression as written and as
+    expanded, each exception and fatal condition, with its line."""
+    lines: list[str] = []
+    for element in case.iter():
+        where = f"{element.get('filename', '')}:{element.get('line', '')}"
+        if element.tag == "Expression" and element.get("success") == "false":
+            original = (element.findtext("Original") or "").strip()
+            expanded = (element.findtext("Expanded") or "").strip()
+            lines.append(f"{where}: {element.get('type', '')}( {original} ) with {expanded}")
+        elif element.tag in ("Exception", "FatalErrorCondition"):
+            lines.append(f"{where}: {element.tag}: {(element.text or '').strip()}")
+    return "\n".join(lines) + "\n"
+
+
+def _cpp_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
+    """Catch2's XML report: each test case's overall result and what failed in it."""
+    try:
+        root = ElementTree.fromstring(str(record.get("report", "")))
+    except ElementTree.ParseError:
+        return [], str(record.get("output", ""))
+    reported = []
+    for case in root.iter("TestCase"):
+        overall = case.find("OverallResult")
+        passed = overall is not None and overall.get("success") == "true"
+        outcome = TestOutcome.PASSED if passed else TestOutcome.FAILED
+        reported.append(Reported(case.get("name", ""), outcome, _cpp_failure(case)))
+    return reported, "" if reported else str(record.get("output", ""))
+
+
 LANGUAGES: dict[str, Language] = {
     "go": Language("go", _go_tests, _go_disguise, _go_steps, _go_parse, _go_refused),
     "javascript": Language("javascript", _js_tests, _js_disguise, _js_steps, _js_parse, _accepted),
     "rust": Language("rust", _rust_tests, _rust_disguise, _rust_steps, _rust_parse, _rust_refused),
+    "cpp": Language("cpp", _cpp_tests, _cpp_disguise, _cpp_steps, _cpp_parse, _accepted),
 }
 
 
@@ -509,7 +601,7 @@ def judge_native(
     nonce, token = secrets.token_hex(16), _tag()
     toolchain = find_toolchain(task.language)
     native = {
-        "steps": language.steps(tests, disguised, token),
+        "steps": language.steps(Planned(tuple(sorted(workspace)), disguised, token, toolchain)),
         "env": _environment(toolchain),
         "links": toolchain.links,
         "cap": OUTPUT_CAP,

@@ -36,7 +36,8 @@ class Toolchain:
     folders of its programs as a step's PATH lists them, `version` as its compiler
     prints it, `binaries` path -> SHA-256 of its main programs, and `env` what its
     steps need set, and `links` (workspace path -> target) what each workspace sees
-    of it where its build looks (JavaScript's node_modules)."""
+    of it where its build looks (JavaScript's node_modules), and `libraries` what its
+    builds link besides their own objects (Catch2's main, built once)."""
 
     language: str
     version: str
@@ -45,6 +46,7 @@ class Toolchain:
     binaries: dict[str, str] = field(default_factory=dict)
     env: dict[str, str] = field(default_factory=dict)
     links: dict[str, str] = field(default_factory=dict)
+    libraries: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, object]:
         return {"version": self.version, "sha256": dict(self.binaries)}
@@ -142,10 +144,37 @@ def _rust() -> Toolchain:
     )
 
 
+def _cpp() -> Toolchain:
+    """Debian's g++ with Catch2 2's header and Boost.Date_Time, and Catch2's main as
+    `make toolchains` compiled it once: each exercise compiles only its own code and
+    its tests."""
+    compiler = _program("g++", "C++")
+    main = toolchains_dir() / "catch2" / "main.o"
+    header = Path("/usr/include/catch2/catch.hpp")
+    if not main.is_file() or not header.is_file():
+        raise ConfigError(f"Catch2 is not installed ({main}, {header}); {_INSTALL}")
+    return Toolchain(
+        language="cpp",
+        version=f"{_printed([str(compiler), '--version'])}, Catch2 2 ({header})",
+        folders=(
+            compiler.parent,
+            Path("/usr/lib/gcc"),
+            Path("/usr/include"),
+            Path("/etc/alternatives"),
+            main.parent,
+        ),
+        path=(compiler.parent,),
+        binaries={str(b): _sha256(b) for b in (compiler, header, main)},
+        # Boost.Date_Time, which two exercises use, linked only where it is used.
+        libraries=(str(main), "-Wl,--as-needed", "-lboost_date_time"),
+    )
+
+
 _FINDERS: dict[str, Callable[[], Toolchain]] = {
     "go": _go,
     "javascript": _javascript,
     "rust": _rust,
+    "cpp": _cpp,
 }
 
 
