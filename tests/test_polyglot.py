@@ -508,3 +508,113 @@ def test_a_cpp_candidate_that_forges_its_tests_report_does_not_pass(
     assert naive.outcome is Outcome.PASSED, naive.feedback
     guarded = judge_native(files, task, cpp_sandbox, LIMITS)
     assert guarded.outcome is guarded_outcome, guarded.detail
+
+
+@pytest.fixture(scope="module")
+def java_sandbox() -> Iterator[Sandbox]:
+    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("java")]))
+    yield box
+    box.close()
+
+
+# bowling's reference adds a class of its own (Frame) beside the model's file.
+@pytest.mark.parametrize("exercise", ["affine-cipher", "bowling"])
+def test_java_references_pass_and_stubs_fail(
+    exercise: str, polyglot: dict[str, WorkspaceTask], java_sandbox: Sandbox
+) -> None:
+    task = polyglot[f"java/{exercise}"]
+    passed = judge_native(dict(task.files) | dict(task.reference), task, java_sandbox, LIMITS)
+    assert passed.outcome is Outcome.PASSED, passed.feedback
+    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
+    stub = judge_native(dict(task.files), task, java_sandbox, LIMITS)
+    assert stub.outcome is Outcome.FAILED
+    assert "UnsupportedOperationException" in (stub.feedback or "")
+
+
+# A static initializer, run when a test first touches the class: it writes the
+# launcher's XML report of every test passed where the command line says reports go,
+# and halts the JVM. This one knows the tests by their names in the public test file.
+_JAVA_FORGE = """import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+public class AffineCipher {
+    static {
+        try {
+            List<String> arguments = ProcessHandle.current().info().arguments()
+                .map(Arrays::asList).orElse(List.of());
+            Path reports = Path.of(arguments.get(arguments.indexOf("--reports-dir") + 1));
+            StringBuilder xml = new StringBuilder("<testsuite>");
+            for (String name : names()) {
+                xml.append("<testcase name=\\"").append(name).append("()\\"/>");
+            }
+            Files.createDirectories(reports);
+            Files.writeString(reports.resolve("TEST-junit-jupiter.xml"), xml + "</testsuite>");
+        } catch (Exception error) {
+        }
+        Runtime.getRuntime().halt(0);
+    }
+
+    public String encode(String text, int coefficient1, int coefficient2) {
+        return "";
+    }
+
+    public String decode(String text, int coefficient1, int coefficient2) {
+        return "";
+    }
+"""
+_JAVA_KNOWN = """
+    static List<String> names() {
+        return List.of("testEncodeYes", "testEncodeNo", "testEncodeOMG", "testEncodeO_M_G",
+            "testEncodeMindBlowingly", "testEncodeNumbers", "testEncodeDeepThought",
+            "testEncodeAllTheLetters", "testEncodeThrowsMeaningfulException",
+            "testDecodeExercism", "testDecodeSentence", "testDecodeNumbers",
+            "testDecodeAllTheLetters", "testDecodeWithNoSpaces", "testDecodeWithTooManySpaces",
+            "testDecodeThrowsMeaningfulException");
+    }
+}
+"""
+# This one finds the test class on its stack and reads its test methods' names by
+# reflection, as this run has them.
+_JAVA_REFLECTED = """
+    static List<String> names() {
+        List<String> found = new ArrayList<>();
+        for (StackTraceElement frame : new Throwable().getStackTrace()) {
+            if (!frame.getClassName().endsWith("Test")) {
+                continue;
+            }
+            try {
+                for (var method : Class.forName(frame.getClassName()).getDeclaredMethods()) {
+                    if (method.isAnnotationPresent(org.junit.jupiter.api.Test.class)) {
+                        found.add(method.getName());
+                    }
+                }
+            } catch (ClassNotFoundException error) {
+            }
+            break;
+        }
+        return found;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("names", "guarded_outcome"),
+    [(_JAVA_KNOWN, Outcome.ERROR), (_JAVA_REFLECTED, Outcome.TAMPERED)],
+    ids=["known-names", "names-by-reflection"],
+)
+def test_a_java_candidate_that_forges_its_tests_report_does_not_pass(
+    names: str,
+    guarded_outcome: Outcome,
+    polyglot: dict[str, WorkspaceTask],
+    java_sandbox: Sandbox,
+) -> None:
+    task = polyglot["java/affine-cipher"]
+    files = {"src/main/java/AffineCipher.java": _JAVA_FORGE + names}
+    naive = judge_native(files, task, java_sandbox, LIMITS, guarded=False)
+    assert naive.outcome is Outcome.PASSED, naive.feedback
+    guarded = judge_native(files, task, java_sandbox, LIMITS)
+    assert guarded.outcome is guarded_outcome, guarded.detail

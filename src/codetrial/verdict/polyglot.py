@@ -521,11 +521,93 @@ def _cpp_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
     return reported, "" if reported else str(record.get("output", ""))
 
 
+# --- Java: javac, then JUnit's console launcher, its XML report; no Gradle ---
+
+_JAVA_TEST = re.compile(
+    r"(@(?:Test|ParameterizedTest)\b[^;{]*?(?:public\s+|protected\s+)?void\s+)(\w+)(\s*\()"
+)
+
+
+def _java_tests(tests: Mapping[str, str]) -> list[tuple[str, str]]:
+    return [(path, m[2]) for path, source in tests.items() for m in _JAVA_TEST.finditer(source)]
+
+
+def _java_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
+    """Each test method renamed, a sentinel method in the first test class."""
+    names: dict[str, str] = {}
+    files: dict[str, str] = {}
+    masks: dict[str, str] = {}
+    for path, source in tests.items():
+
+        def rename(match: re.Match[str], path: str = path) -> str:
+            run_name = f"{match[2]}_{_tag()}"
+            names[run_name] = f"{path}::{match[2]}"
+            masks[run_name] = match[2]
+            return f"{match[1]}{run_name}{match[3]}"
+
+        files[path] = _JAVA_TEST.sub(rename, source)
+    copied = secrets.choice([name for _, name in declared]) if declared else "test"
+    sentinel = f"{copied}_{_tag()}"
+    first = next(iter(files), "")
+    body, brace, _ = files.get(first, "").rpartition("}")
+    planted = f"    @org.junit.jupiter.api.Test\n    public void {sentinel}() {{\n"
+    planted += '        org.junit.jupiter.api.Assertions.fail("expected failure");\n    }\n'
+    files[first] = f"{body}{planted}{brace}\n"
+    return Disguised(files, names, sentinel, masks)
+
+
+def _java_steps(run: Planned) -> list[dict[str, object]]:
+    classes, reports = f"/tmp/{run.token}/classes", f"/tmp/{run.token}/reports"
+    tests = sorted(run.disguised.files)
+    sources = [path for path in run.paths if path.endswith(".java")]
+    libraries = ":".join(run.toolchain.libraries)
+    build = ["javac", "-nowarn", "-encoding", "UTF-8", "-d", classes, "-cp", libraries]
+    launcher = ["java", "-jar", run.toolchain.env["JUNIT_CONSOLE"], "--disable-banner"]
+    options = ["--class-path", f"{classes}:{libraries}", "--scan-class-path"]
+    return [
+        {"name": BUILD, "argv": [*build, *tests, *sources], "stop": True, "remove": tests},
+        {
+            "name": TEST,
+            "argv": [*launcher, *options, "--reports-dir", reports, "--details=none"],
+            "report": f"{reports}/TEST-junit-jupiter.xml",
+        },
+    ]
+
+
+def _java_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
+    """The launcher's JUnit XML report: each test method's result (a parameterized
+    one's cases together), with its failures' messages."""
+    try:
+        root = ElementTree.fromstring(str(record.get("report", "")))
+    except ElementTree.ParseError:
+        return [], str(record.get("output", ""))
+    outcomes: dict[str, TestOutcome] = {}
+    texts: dict[str, list[str]] = {}
+    for case in root.iter("testcase"):
+        method = case.get("name", "").split("(", 1)[0]
+        failed = [*case.iter("failure"), *case.iter("error")]
+        skipped = case.find("skipped") is not None
+        outcome = (
+            TestOutcome.FAILED if failed else TestOutcome.SKIPPED if skipped else TestOutcome.PASSED
+        )
+        if outcomes.get(method) is not TestOutcome.FAILED:
+            outcomes[method] = outcome
+        texts.setdefault(method, []).extend(
+            f"{f.get('type', '')}: {f.get('message', '')}".strip() for f in failed
+        )
+    reported = [
+        Reported(method, outcome, "\n".join(texts[method]) + "\n")
+        for method, outcome in outcomes.items()
+    ]
+    return reported, "" if reported else str(record.get("output", ""))
+
+
 LANGUAGES: dict[str, Language] = {
     "go": Language("go", _go_tests, _go_disguise, _go_steps, _go_parse, _go_refused),
     "javascript": Language("javascript", _js_tests, _js_disguise, _js_steps, _js_parse, _accepted),
     "rust": Language("rust", _rust_tests, _rust_disguise, _rust_steps, _rust_parse, _rust_refused),
     "cpp": Language("cpp", _cpp_tests, _cpp_disguise, _cpp_steps, _cpp_parse, _accepted),
+    "java": Language("java", _java_tests, _java_disguise, _java_steps, _java_parse, _accepted),
 }
 
 
@@ -591,7 +673,10 @@ def judge_native(
     neither renamed nor joined by a sentinel: only for the tests that show what the
     defences stop."""
     language = LANGUAGES[task.language]
-    editable = {path: text for path, text in files.items() if path in task.editable}
+    # The model's files, and those a reference adds (Java's helper classes): no other
+    # file, which a build could run (a build script, a Babel configuration), is taken.
+    allowed = {*task.editable, *dict(task.reference)}
+    editable = {path: text for path, text in files.items() if path in allowed}
     workspace = dict(task.files) | editable
     if (refusal := language.refused(workspace)) is not None:
         return Verdict(Outcome.REJECTED, gate=None, detail=refusal, feedback=refusal)

@@ -170,11 +170,40 @@ def _cpp() -> Toolchain:
     )
 
 
+def _java() -> Toolchain:
+    """Debian's JDK with JUnit 5 (its console launcher) and AssertJ, no Gradle: each
+    exercise is compiled with javac and run by the launcher."""
+    javac = _program("javac", "Java")
+    home = javac.parent.parent
+    jars = Path("/usr/share/java")
+    console = jars / "junit-platform-console-standalone.jar"
+    libraries = [jars / "junit-jupiter-api.jar", jars / "junit-jupiter-params.jar"]
+    libraries += [jars / "assertj-core.jar", jars / "apiguardian-api.jar", jars / "opentest4j.jar"]
+    missing = [str(jar) for jar in [console, *libraries] if not jar.is_file()]
+    if missing:
+        raise ConfigError(f"Java's test libraries are missing ({', '.join(missing)}); {_INSTALL}")
+    # The JDK's configuration is Debian's, under /etc.
+    settings = Path("/etc") / home.name.removesuffix("-amd64")
+    return Toolchain(
+        language="java",
+        version=_printed([str(home / "bin" / "java"), "-version"]),
+        folders=(home, jars, settings, Path("/etc/alternatives")),
+        path=(home / "bin",),
+        binaries={str(b): _sha256(b) for b in (javac, home / "bin" / "java", console)},
+        env={
+            "JUNIT_CONSOLE": str(console),
+            "JAVA_TOOL_OPTIONS": "-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+        },
+        libraries=tuple(str(jar) for jar in libraries),
+    )
+
+
 _FINDERS: dict[str, Callable[[], Toolchain]] = {
     "go": _go,
     "javascript": _javascript,
     "rust": _rust,
     "cpp": _cpp,
+    "java": _java,
 }
 
 
