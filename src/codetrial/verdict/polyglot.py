@@ -354,7 +354,7 @@ def _accepted(files: Mapping[str, str]) -> str | None:
 
 # --- Rust: cargo builds the tests offline from Debian's crates, libtest runs them ---
 
-_RUST_TEST = re.compile(r"(#\[test\]\s*(?:#\[[^\]]*\]\s*)*fn\s+)(\w+)(\s*\()")
+_RUST_TEST = re.compile(r"(#\[test\]\s*(?:#\[[^\]]*\]\s*|///[^\n]*\n\s*)*fn\s+)(\w+)(\s*\()")
 _RUST_INCLUDE = re.compile(r"\binclude(_str|_bytes)?!")
 _RUST_RESULT = re.compile(r"^test (\S+) \.\.\. (ok|FAILED|ignored)", re.MULTILINE)
 _RUST_FAILURE = re.compile(r"^---- (\S+) stdout ----\n(.*?)(?=^---- |^failures:$|\Z)", re.M | re.S)
@@ -370,8 +370,38 @@ offline = true
 """
 
 
+_RUST_GATED_MODULE = re.compile(r"#\[cfg\(feature[^\]]*\]\s*(?:pub\s+)?mod\s+\w+\s*\{")
+
+
+def _rust_built(source: str, match: re.Match[str]) -> bool:
+    """Whether the test `match` found is compiled with no feature enabled: no
+    `cfg(feature = ...)` among its attributes, nor on a module around it."""
+    if "cfg(feature" in match[0]:
+        return False
+    for line in reversed(source[: match.start()].splitlines()):
+        if not line.strip().startswith(("#[", "///")):
+            break
+        if "cfg(feature" in line:
+            return False
+    for gated in _RUST_GATED_MODULE.finditer(source):
+        depth, end = 0, len(source)
+        for index in range(gated.end() - 1, len(source)):
+            depth += {"{": 1, "}": -1}.get(source[index], 0)
+            if depth == 0:
+                end = index
+                break
+        if gated.start() < match.start() < end:
+            return False
+    return True
+
+
 def _rust_tests(tests: Mapping[str, str]) -> list[tuple[str, str]]:
-    return [(path, m[2]) for path, source in tests.items() for m in _RUST_TEST.finditer(source)]
+    return [
+        (path, m[2])
+        for path, source in tests.items()
+        for m in _RUST_TEST.finditer(source)
+        if _rust_built(source, m)
+    ]
 
 
 def _rust_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
@@ -382,9 +412,10 @@ def _rust_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) ->
     masks: dict[str, str] = {}
     for path, source in tests.items():
 
-        def rename(match: re.Match[str], path: str = path) -> str:
+        def rename(match: re.Match[str], path: str = path, source: str = source) -> str:
             run_name = f"{match[2]}_{_tag()}"
-            names[run_name] = f"{path}::{match[2]}"
+            if _rust_built(source, match):
+                names[run_name] = f"{path}::{match[2]}"
             masks[run_name] = match[2]
             return f"{match[1]}{run_name}{match[3]}"
 
