@@ -14,13 +14,15 @@ import pytest
 
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
+from codetrial.kinds import KINDS
 from codetrial.records import Outcome, TestOutcome
 from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
 from codetrial.tasks import load_suite
 from codetrial.tasks.workspace import WorkspaceTask
 from codetrial.verdict.polyglot import judge_native
-from codetrial.verdict.toolchains import building, find_toolchain
-from tests.conftest import POLYGLOT
+from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.toolchains import BUILD_PROCESSES, building, find_toolchain
+from tests.conftest import POLYGLOT, cli
 
 BENCHMARK = POLYGLOT.parent / "polyglot-benchmark"
 LIMITS = Limits(timeout_s=60, cpu_s=60)
@@ -618,3 +620,28 @@ def test_a_java_candidate_that_forges_its_tests_report_does_not_pass(
     assert naive.outcome is Outcome.PASSED, naive.feedback
     guarded = judge_native(files, task, java_sandbox, LIMITS)
     assert guarded.outcome is guarded_outcome, guarded.detail
+
+
+def test_a_run_binds_and_records_the_toolchains_of_its_tasks_languages(
+    polyglot: dict[str, WorkspaceTask],
+) -> None:
+    tasks = [polyglot["go/bowling"], polyglot["rust/acronym"], polyglot["python/bowling"]]
+    prepared = KINDS.get("workspace").prepare(tasks, None, None, "codetrial run")
+    with JudgePool.for_tasks(1, SandboxPolicy(LIMITS), prepared) as pool:
+        assert pool.limits.max_processes == BUILD_PROCESSES
+        recorded = pool.toolchains
+    assert set(recorded) == {"go", "rust"}
+    assert all(entry["version"] and entry["sha256"] for entry in recorded.values())
+
+
+def test_codetrial_lists_the_benchmark_and_checks_a_go_response(tmp_path: Path) -> None:
+    listed = cli("tasks", "--suite", "polyglot", "--data", BENCHMARK)
+    assert listed.returncode == 0, listed.stderr
+    assert "go/bowling" in listed.stdout and "cpp/all-your-base" in listed.stdout
+    reference = BENCHMARK / "go" / "exercises" / "practice" / "bowling" / ".meta" / "example.go"
+    response = tmp_path / "response.md"
+    response.write_text(f"bowling.go\n```go\n{reference.read_text()}```\n")
+    args = ["--task", "bowling", "--suite", "polyglot-go", "--data", BENCHMARK]
+    checked = cli("check", response, *args)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "passed" in checked.stdout
