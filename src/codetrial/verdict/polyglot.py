@@ -474,7 +474,8 @@ def _rust_refused(files: Mapping[str, str]) -> str | None:
 
 # --- C++: g++ builds the tests against Catch2's main, built once; a JUnit report ---
 
-_CPP_TEST = re.compile(r'\b(TEST_CASE|SCENARIO)\(\s*"((?:\\.|[^"\\])*)"')
+_CPP_TEST = re.compile(r'\b(TEST_CASE|SCENARIO)\((\s*(?://[^\n]*\n\s*)*)"((?:\\.|[^"\\])*)"')
+_CPP_CONDITION = re.compile(r"^\s*#\s*(if|ifdef|ifndef|else|endif)\b(.*)$")
 _CPP_FLAGS = ["-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 # The exercises' own CMake build, as Exercism's test image runs it: Catch2 from the
 # system, every test compiled in.
@@ -482,8 +483,44 @@ _CPP_DEFINES = ["-DEXERCISM_TEST_SUITE", "-DEXERCISM_RUN_ALL_TESTS"]
 CATCH_MAIN = "catch2/main.o"
 
 
+def _cpp_compiled(source: str) -> list[tuple[int, int]]:
+    """The spans of `source` the preprocessor keeps with the build's defines: a
+    condition on a macro is read as `defined(MACRO)`; any other condition holds."""
+    defined = {define.removeprefix("-D") for define in _CPP_DEFINES}
+    spans: list[tuple[int, int]] = []
+    stack: list[bool] = []
+    offset = start = 0
+    for line in source.splitlines(keepends=True):
+        directive = _CPP_CONDITION.match(line)
+        if directive is not None:
+            if all(stack):
+                spans.append((start, offset))
+            keyword, rest = directive[1], directive[2]
+            macro = re.search(r"\w+", rest.replace("defined", ""))
+            holds = macro is None or macro[0] in defined
+            if keyword == "ifndef" or "!" in rest:
+                holds = not holds
+            if keyword in ("if", "ifdef", "ifndef"):
+                stack.append(holds if keyword != "if" or macro is not None else True)
+            elif keyword == "else" and stack:
+                stack[-1] = not stack[-1]
+            elif keyword == "endif" and stack:
+                stack.pop()
+            start = offset + len(line)
+        offset += len(line)
+    if all(stack):
+        spans.append((start, offset))
+    return spans
+
+
 def _cpp_tests(tests: Mapping[str, str]) -> list[tuple[str, str]]:
-    return [(path, m[2]) for path, source in tests.items() for m in _CPP_TEST.finditer(source)]
+    found = []
+    for path, source in tests.items():
+        spans = _cpp_compiled(source)
+        for match in _CPP_TEST.finditer(source):
+            if any(low <= match.start() < high for low, high in spans):
+                found.append((path, match[3]))
+    return found
 
 
 def _cpp_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> Disguised:
@@ -493,12 +530,16 @@ def _cpp_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> 
     files: dict[str, str] = {}
     masks: dict[str, str] = {}
     for path, source in tests.items():
+        spans = _cpp_compiled(source)
 
-        def tag(match: re.Match[str], path: str = path) -> str:
+        def tag(
+            match: re.Match[str], path: str = path, spans: list[tuple[int, int]] = spans
+        ) -> str:
             added = _tag()
-            names[f"{added} {match[2]}"] = f"{path}::{match[2]}"
+            if any(low <= match.start() < high for low, high in spans):
+                names[f"{added} {match[3]}"] = f"{path}::{match[3]}"
             masks[f"{added} "] = ""
-            return f'{match[1]}("{added} {match[2]}"'
+            return f'{match[1]}({match[2]}"{added} {match[3]}"'
 
         placed = f"t{_tag()}.cpp"
         files[placed] = _CPP_TEST.sub(tag, source)
