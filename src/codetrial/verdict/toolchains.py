@@ -192,7 +192,7 @@ def _java() -> Toolchain:
         binaries={str(b): _sha256(b) for b in (javac, home / "bin" / "java", console)},
         env={
             "JUNIT_CONSOLE": str(console),
-            "JAVA_TOOL_OPTIONS": "-Xmx512m -XX:+UseSerialGC -XX:TieredStopAtLevel=1",
+            "JAVA_TOOL_OPTIONS": "-Xmx512m -XX:+UseSerialGC",
         },
         libraries=tuple(str(jar) for jar in libraries),
     )
