@@ -348,7 +348,7 @@ def _js_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
     return reported, "\n".join(other)
 
 
-def _accepted(files: Mapping[str, str]) -> str | None:
+def _refuses_nothing(files: Mapping[str, str]) -> str | None:
     return None
 
 
@@ -676,10 +676,14 @@ def _java_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
 
 LANGUAGES: dict[str, Language] = {
     "go": Language("go", _go_tests, _go_disguise, _go_steps, _go_parse, _go_refused),
-    "javascript": Language("javascript", _js_tests, _js_disguise, _js_steps, _js_parse, _accepted),
+    "javascript": Language(
+        "javascript", _js_tests, _js_disguise, _js_steps, _js_parse, _refuses_nothing
+    ),
     "rust": Language("rust", _rust_tests, _rust_disguise, _rust_steps, _rust_parse, _rust_refused),
-    "cpp": Language("cpp", _cpp_tests, _cpp_disguise, _cpp_steps, _cpp_parse, _accepted),
-    "java": Language("java", _java_tests, _java_disguise, _java_steps, _java_parse, _accepted),
+    "cpp": Language("cpp", _cpp_tests, _cpp_disguise, _cpp_steps, _cpp_parse, _refuses_nothing),
+    "java": Language(
+        "java", _java_tests, _java_disguise, _java_steps, _java_parse, _refuses_nothing
+    ),
 }
 
 
