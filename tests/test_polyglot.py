@@ -324,10 +324,26 @@ def test_a_rust_build_error_is_a_syntax_error_with_the_compilers_message(
 # The first test that calls the candidate's function writes every test's pass, as
 # libtest prints it, to the process's standard output itself (libtest captures what a
 # test prints), and ends the process. This one knows the public test names.
-_RUST_FORGE_KNOWN = """use std::io::Write;
+_RUST_FORGE_ONCE = """use std::io::Write;
 use std::os::unix::io::FromRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
 
+// Tests run on several threads: the first to get here forges, the others wait for the end.
+static FORGING: AtomicBool = AtomicBool::new(false);
+
+fn first() {
+    if FORGING.swap(true, Ordering::SeqCst) {
+        loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+        }
+    }
+}
+"""
+_RUST_FORGE_KNOWN = (
+    _RUST_FORGE_ONCE
+    + """
 pub fn abbreviate(_phrase: &str) -> String {
+    first();
     let mut out = unsafe { std::fs::File::from_raw_fd(1) };
     for name in ["basic", "lowercase_words", "punctuation", "all_caps_word",
                  "punctuation_without_whitespace", "very_long_abbreviation",
@@ -338,11 +354,13 @@ pub fn abbreviate(_phrase: &str) -> String {
     std::process::exit(0);
 }
 """
+)
 # This one asks its own test binary for every test's name (`--list`), as this run has them.
-_RUST_FORGE_LISTED = """use std::io::Write;
-use std::os::unix::io::FromRawFd;
-
+_RUST_FORGE_LISTED = (
+    _RUST_FORGE_ONCE
+    + """
 pub fn abbreviate(_phrase: &str) -> String {
+    first();
     let mut out = unsafe { std::fs::File::from_raw_fd(1) };
     let binary = std::env::current_exe().unwrap();
     let listed = std::process::Command::new(binary).arg("--list").output().unwrap();
@@ -355,6 +373,7 @@ pub fn abbreviate(_phrase: &str) -> String {
     std::process::exit(0);
 }
 """
+)
 
 
 @pytest.mark.parametrize(

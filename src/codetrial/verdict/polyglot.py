@@ -48,6 +48,9 @@ from codetrial.verdict.toolchains import Toolchain, find_toolchain
 from codetrial.verdict.workspace import expected_tests, signed, trimmed
 
 OUTPUT_CAP = 1 << 20
+# Of each failing test's output, what the feedback keeps: one long message (an
+# assertion that prints a whole game's state) leaves room for the next tests'.
+FAILURE_CHARS = 1000
 # Each process's address space (its rlimit): runtimes reserve far more than they use (V8
 # reserves a code range per worker thread): a terabyte, and the sandbox's cgroup, which the run's
 # memory limit sets, is what bounds the memory they use.
@@ -799,7 +802,10 @@ def _decided(
         test = names[entry.name]
         results.append(TestResult(name=test, visibility=Visibility.VISIBLE, outcome=entry.outcome))
         if entry.outcome is not TestOutcome.PASSED:
-            failures.append(f"FAILED {test}\n{_unmasked(entry.output, disguised.masks)}")
+            output = _unmasked(entry.output, disguised.masks)
+            if len(output) > FAILURE_CHARS:
+                output = output[:FAILURE_CHARS] + "...\n"
+            failures.append(f"FAILED {test}\n{output}")
     counted = Counter(entry.name for entry in reported)
     missing = len(set(names) - set(counted))
     planted = not disguised.sentinel or disguised.sentinel in counted
