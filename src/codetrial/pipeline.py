@@ -388,6 +388,7 @@ def conduct(
                 system_prompt=system_of(config, profile, pool, tasks[0]).content,
                 isolation=pool.isolation,
                 bwrap=pool.bwrap,
+                toolchains=pool.toolchains,
             )
             notes = {task_id: view.note for task_id, view in shown.items()}
             store = resources.enter_context(

@@ -15,8 +15,9 @@ DataFile = Annotated[
     Path | None,
     typer.Option(
         help="data file (humaneval+, mbpp, mbpp+, livecodebench, livecodebench-output, "
-        "livecodebench-execution, codecontests; swe: instances JSONL) or folder "
-        "(polyglot-python; apps, apps-calls: a JSONL or a folder)"
+        "livecodebench-execution, codecontests; swe: instances JSONL) or folder (polyglot, "
+        "polyglot-<language>: a checkout of the benchmark; apps, apps-calls: a JSONL or a "
+        "folder)"
     ),
 ]
 Repos = Annotated[

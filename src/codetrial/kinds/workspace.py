@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from concurrent.futures import Future
+from pathlib import Path
 from typing import TypeVar
 
 from codetrial.config import WORKSPACE_DEFAULTS, RunConfig
@@ -24,8 +25,10 @@ from codetrial.prompts import (
 )
 from codetrial.records import AttemptRecord, Candidate, Message, Verdict
 from codetrial.tasks.workspace import WorkspaceTask
-from codetrial.verdict.pool import JudgePool, settled
-from codetrial.verdict.workspace import apply_edit, changes, expected_tests, judge_workspace
+from codetrial.verdict.polyglot import count_tests, judge_native
+from codetrial.verdict.pool import JudgePool, Prepared, settled
+from codetrial.verdict.toolchains import find_toolchain
+from codetrial.verdict.workspace import apply_edit, changes, judge_workspace
 
 T = TypeVar("T", bound=KindedTask)
 
@@ -59,8 +62,16 @@ class WorkspaceKind(Edited[WorkspaceTask]):
     commands = "`codetrial run` or `codetrial check`"
     defaults = WORKSPACE_DEFAULTS
 
+    def prepare(
+        self, tasks: Sequence[WorkspaceTask], repos: Path | None, wheels: Path | None, command: str
+    ) -> Prepared:
+        """The toolchains of the tasks' languages other than Python; a ConfigError
+        says how to install one that is missing."""
+        languages = sorted({task.language for task in tasks} - {"python"})
+        return Prepared(None, {}, {}, toolchains=tuple(map(find_toolchain, languages)))
+
     def row(self, task: WorkspaceTask) -> tuple[str, str, str]:
-        tests = f"{len(expected_tests(task.test_sources))} tests, unseen"
+        tests = f"{count_tests(task)} tests, unseen"
         return ("edit " + ", ".join(task.editable), tests, "yes" if task.reference else "no")
 
     def asked_text(self, task: WorkspaceTask) -> str:
@@ -129,11 +140,11 @@ class WorkspaceKind(Edited[WorkspaceTask]):
 
 def judged(pool: JudgePool, files: dict[str, str], task: WorkspaceTask) -> Future[Verdict]:
     """The verdict on the files a workspace candidate leaves, to come: judged once
-    per task and files."""
+    per task and files; by its own tests in Python, else by its language's build
+    and test runner."""
     key = (task.digest, "workspace", json.dumps(files, sort_keys=True))
-    return pool.judge_with(
-        key, lambda sandbox, limits: judge_workspace(files, task, sandbox, limits)
-    )
+    judge = judge_workspace if task.language == "python" else judge_native
+    return pool.judge_with(key, lambda sandbox, limits: judge(files, task, sandbox, limits))
 
 
 def repaired(shown: WorkspaceTask, previous: AttemptRecord) -> list[Message]:

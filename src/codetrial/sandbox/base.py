@@ -106,13 +106,16 @@ class Sandbox:
         pytest: dict[str, Any] | None = None,
         *,
         guarded: bool = True,
+        native: dict[str, Any] | None = None,
     ) -> Iterator[TestRun]:
         """`tests` run by the in-sandbox runner next to the candidate's `files` (path ->
         text, relative to its workspace; `blobs` for files that are not text),
         reporting with `nonce`. With `pytest` ({"environment", "python_path", "args",
         "files"}) a repository's own tests run with pytest instead. `guarded=False`
         runs `tests` as a naive runner would (see testrun.py): only for the tests
-        that show what its defences stop."""
+        that show what its defences stop. With `native` ({"steps", "env", "cap"}) the
+        files are built and tested by the processes its steps name (see
+        nativerun.py), run under `limits`, which must allow processes."""
         run = TestRun(
             self._worker,
             files,
@@ -122,6 +125,7 @@ class Sandbox:
             blobs=blobs or {},
             pytest=pytest,
             guarded=guarded,
+            native=native,
         )
         try:
             yield run

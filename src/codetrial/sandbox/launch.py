@@ -33,7 +33,14 @@ from codetrial.sandbox.seccomp import filter_program
 SCRATCH = "/scratch"
 LIB = "/sandbox/lib"
 INPUTS = "/data"
-_RUNTIME_FILES = ("worker.py", "codec.py", "remote.py", "testrun.py", "pytestrun.py")
+_RUNTIME_FILES = (
+    "worker.py",
+    "codec.py",
+    "remote.py",
+    "testrun.py",
+    "pytestrun.py",
+    "nativerun.py",
+)
 _EMPTY = "empty"
 _HELD = "held"  # made once the folder's process holds its lock
 _PACKAGE_FOLDERS = frozenset({"site-packages", "dist-packages"})
@@ -279,6 +286,11 @@ def _worker_flags(folder: str, sandboxed: bool, limits: Limits, mounts: Mounts) 
     name = _filter_name(not limits.allow_processes, not limits.allow_sockets)
     if (runtime_dir() / name).is_file():
         flags += ["--seccomp", f"{folder}/{name}"]
+    # A child whose spawn allows processes (a compiled language's build and test runner)
+    # runs under a filter that lets it start them; sockets stay as the limits say.
+    builds = _filter_name(False, not limits.allow_sockets)
+    if (runtime_dir() / builds).is_file():
+        flags += ["--seccomp-processes", f"{folder}/{builds}"]
     flags += [arg for path in mounts.packages for arg in ("--path", str(path))]
     return flags + [arg for module in mounts.preload for arg in ("--preload", module)]
 

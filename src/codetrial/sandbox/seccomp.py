@@ -25,7 +25,9 @@ def filter_program(deny_processes: bool, deny_sockets: bool) -> bytes | None:
     deny = seccomp.ERRNO(ERRNO_EPERM)
     rules = seccomp.SyscallFilter(defaction=seccomp.ALLOW)
     if deny_sockets:
-        for name in ("socket", "socketpair"):
+        # A child that may start processes may make socket pairs: Node (libuv) makes its
+        # children's pipes of them, and a pair reaches nothing but itself.
+        for name in ("socket", "socketpair") if deny_processes else ("socket",):
             rules.add_rule(deny, name)
     if deny_processes:
         for name in ("fork", "vfork", "execve", "execveat"):

@@ -298,8 +298,10 @@ def _rebuild_exception(raised: Any) -> BaseException:
 
 
 def _child_limits(limits: Limits) -> dict[str, int]:
-    """The limits a child sets on itself (see worker.py)."""
-    return {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files")}
+    """The limits a child sets on itself (see worker.py), and whether it may start
+    processes (its seccomp filter)."""
+    kept = {k: getattr(limits, k) for k in ("cpu_s", "memory_mb", "file_size_mb", "open_files")}
+    return kept | {"processes": int(limits.allow_processes)}
 
 
 def _stopped_by(
@@ -500,8 +502,9 @@ class Session(_Child):
 
 class TestRun(_Child):
     """A workspace's tests, run by the in-sandbox runner next to the candidate's files
-    (see testrun.py, and pytestrun.py when `pytest` says how to run a repository's
-    tests). `records` yields what the runner sends, as it comes, until the child ends;
+    (see testrun.py, pytestrun.py when `pytest` says how to run a repository's
+    tests, and nativerun.py when `native` names a compiled language's steps).
+    `records` yields what the runner sends, as it comes, until the child ends;
     `stop` then says whether a limit or a crash ended it first."""
 
     __test__ = False
@@ -517,8 +520,11 @@ class TestRun(_Child):
         blobs: dict[str, bytes],
         pytest: dict[str, Any] | None,
         guarded: bool,
+        native: dict[str, Any] | None = None,
     ) -> None:
         spec: dict[str, Any] = {"files": files, "tests": tests, "nonce": nonce}
+        if native is not None:
+            spec["native"] = native
         if not guarded:
             spec["guarded"] = False
         if blobs:

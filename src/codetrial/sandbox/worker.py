@@ -258,9 +258,11 @@ def _reply(reply: dict[str, Any]) -> None:
     _write(PROTOCOL_OUT, data)
 
 
-def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> None:
-    """Runs in the forked child; never returns. `pipes`: the ends to the host, then
-    (for a workspace's tests run apart from the candidate) the ends to its child."""
+def _child(message: dict[str, Any], rules: dict[bool, _Filter], pipes: list[int]) -> None:
+    """Runs in the forked child; never returns. `rules`: the seccomp filter by whether
+    the child may start processes (as its limits say); `pipes`: the ends to the
+    host, then (for a workspace's tests run apart from the candidate) the ends to its
+    child."""
     targets = (PROTOCOL_IN, PROTOCOL_OUT, PEER_IN, PEER_OUT)[: len(pipes)]
     high = [fcntl.fcntl(fd, fcntl.F_DUPFD, PEER_OUT + 1) for fd in pipes]
     for fd, target in zip(high, targets, strict=True):
@@ -281,8 +283,9 @@ def _child(message: dict[str, Any], rules: _Filter | None, pipes: list[int]) -> 
             os.sched_setaffinity(0, {message["cpu"]})
     cap = message["program"].get("output_cap") if program else None
     _limit(message["limits"], cap + 1 if isinstance(cap, int) else None)
-    if rules is not None:
-        rules.install()
+    chosen = rules.get(bool(message["limits"].get("processes")))
+    if chosen is not None:
+        chosen.install()
     if "serve" in message:
         _serve_candidate(message["serve"])
     if "workspace" in message:
@@ -327,7 +330,8 @@ def _input_file(text: str) -> int:
 def _test_workspace(spec: dict[str, Any], peer: bool) -> None:
     """Write the candidate's files into the workspace and run the tests; never returns.
     The runner is imported here, before any file is written, and only by such a child:
-    testrun.py for a task's own test files, pytestrun.py for a repository's tests.
+    testrun.py for a task's own test files, pytestrun.py for a repository's tests,
+    nativerun.py for a compiled language's build and test runner.
     With a `peer`, the candidate's modules are in the other child, reached through
     PEER_IN and PEER_OUT, and no file of the candidate's is here."""
     import testrun
@@ -337,6 +341,10 @@ def _test_workspace(spec: dict[str, Any], peer: bool) -> None:
         import pytestrun
 
         runner = pytestrun
+    elif "native" in spec:
+        import nativerun
+
+        runner = nativerun
     workspace = _write_workspace(spec)
     if peer:
         testrun.run(spec, PROTOCOL_OUT, workspace, peer=(PEER_IN, PEER_OUT))
@@ -609,13 +617,14 @@ def serve(
     control_fd: int,
     scratch: str,
     sandboxed: bool,
-    seccomp: str | None,
+    seccomp: dict[bool, str],
     paths: list[str],
     preload: list[str],
 ) -> None:
     """`sandboxed`: this server has its own PID namespace and private /tmp and /dev/shm,
     so it may kill every other process it sees and empty those folders. `seccomp`: the
-    file holding the filter's BPF program, when there is one. `paths`: package
+    files holding the filters' BPF programs, when there are some, by whether a child
+    under the filter may start processes (which its spawn's limits say). `paths`: package
     environments every child may import from; `preload`: modules of theirs imported
     here once, so that each child starts with them loaded (a module that fails to
     import is left for a child to fail on)."""
@@ -627,13 +636,13 @@ def serve(
         with contextlib.suppress(Exception):
             __import__(module)
     writable = (scratch, "/tmp", "/dev/shm") if sandboxed else (scratch,)
-    rules = None
-    if seccomp is not None:
-        with open(seccomp, "rb") as program:
-            rules = _Filter(program.read())
+    rules = {}
+    for processes, path in seccomp.items():
+        with open(path, "rb") as program:
+            rules[processes] = _Filter(program.read())
     _reset(writable)
     control = _Control(control_fd)
-    control.send({"ready": {"seccomp": rules is not None}})
+    control.send({"ready": {"seccomp": bool(rules)}})
     while True:
         received = control.next()
         if received is None:
@@ -678,7 +687,11 @@ if __name__ == "__main__":
         int(sys.argv[1]),
         sys.argv[2],
         sandboxed="--sandboxed" in options,
-        seccomp=next(iter(_values(options, "--seccomp")), None),
+        seccomp={
+            processes: path
+            for processes, flag in ((False, "--seccomp"), (True, "--seccomp-processes"))
+            for path in _values(options, flag)[:1]
+        },
         paths=_values(options, "--path"),
         preload=_values(options, "--preload"),
     )

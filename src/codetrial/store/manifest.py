@@ -48,6 +48,7 @@ class Manifest(BaseModel):
     gate_profile: str
     isolation: str
     bwrap: dict[str, str] = {}  # path, source, version, sha256 of the sandbox's binary
+    toolchains: dict[str, dict[str, Any]] = {}  # language -> version, sha256 of its binaries
     suite: str
     task_sha256: dict[str, str]
     trust: dict[str, str] = {}  # task id -> where its verdict is decided
@@ -79,6 +80,7 @@ def new_manifest(
     system_prompt: str,
     isolation: str,
     bwrap: dict[str, str] | None = None,
+    toolchains: dict[str, dict[str, Any]] | None = None,
 ) -> Manifest:
     python, host = host_conditions()
     return Manifest(
@@ -95,6 +97,7 @@ def new_manifest(
         gate_profile=config.gate_profile,
         isolation=isolation,
         bwrap=bwrap or {},
+        toolchains=toolchains or {},
         suite=tasks[0].suite if tasks else config.suite,
         task_sha256={t.id: t.digest for t in tasks},
         trust={t.id: t.trust for t in tasks},

@@ -37,6 +37,7 @@ from codetrial.tasks.contests import (
 from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.jsonl import first_record, read_jsonl
 from codetrial.tasks.model import HEAVY_INPUT, PACKAGES, Signature, Task, TestFile
+from codetrial.tasks.polyglot import LANGUAGES, load_polyglot
 from codetrial.tasks.prediction import (
     SCENARIOS,
     PredictionTask,
@@ -218,6 +219,17 @@ def _load_polyglot(data: Path | None) -> list[WorkspaceTask]:
     return load_exercism(data, "polyglot-python")
 
 
+def _load_languages(
+    suite: str, languages: tuple[str, ...], data: Path | None
+) -> list[WorkspaceTask]:
+    if data is None:
+        raise TaskFormatError(
+            f"suite {suite!r} needs --data PATH pointing at a checkout of the aider polyglot "
+            "benchmark (its language folders: " + ", ".join(languages) + ")"
+        )
+    return load_polyglot(data, languages, suite)
+
+
 def _load_swe(data: Path | None) -> list[RepositoryTask]:
     if data is None:
         raise TaskFormatError(
@@ -266,6 +278,13 @@ SOURCES.register("humaneval", lambda data: load_humaneval())
 for _suite in EXPECTED_FILES:
     SOURCES.register(_suite, functools.partial(load_benchmark_file, _suite))
 SOURCES.register("polyglot-python", _load_polyglot)
+SOURCES.register("polyglot", functools.partial(_load_languages, "polyglot", LANGUAGES))
+for _language in LANGUAGES:
+    if _language != "python":
+        _named_suite = f"polyglot-{_language}"
+        SOURCES.register(
+            _named_suite, functools.partial(_load_languages, _named_suite, (_language,))
+        )
 SOURCES.register("swe", _load_swe)
 for _suite in CONTEST_FILES:
     SOURCES.register(_suite, functools.partial(_load_contests, _suite))
@@ -300,9 +319,9 @@ def load_suite(
     name: str, task_ids: list[str] | None = None, data: Path | None = None
 ) -> list[AnyTask]:
     """A suite by name (built-in, humaneval, programs-output/programs-execution,
-    humaneval+/mbpp/mbpp+/polyglot-python/livecodebench/apps/apps-calls/codecontests/
-    livecodebench-output/livecodebench-execution with --data) or path, or only
-    `task_ids` of it."""
+    humaneval+/mbpp/mbpp+, polyglot or one of its languages: polyglot-python,
+    polyglot-go..., livecodebench/apps/apps-calls/codecontests/livecodebench-output/
+    livecodebench-execution with --data) or path, or only `task_ids` of it."""
     tasks = _load_source(name, data)
     if task_ids:
         by_id = {t.id: t for t in tasks}

@@ -29,6 +29,7 @@ from codetrial.tasks.files import parsed, read_task_file
 from codetrial.tasks.model import TestFile, tests_digest
 
 _DOCS = ("introduction.md", "instructions.md", "instructions.append.md")
+
 _LAYOUTS = (".", "exercises", "exercises/practice", "python/exercises/practice")
 
 
@@ -46,6 +47,8 @@ class WorkspaceTask:
     tests: tuple[TestFile, ...]
     reference: tuple[tuple[str, str], ...] = ()
     policy: str = "off"
+    language: str = "python"
+    support: tuple[tuple[str, str], ...] = ()
     kind: ClassVar[str] = "workspace"
 
     @property
@@ -53,15 +56,20 @@ class WorkspaceTask:
         """ "trusted-side": the tests run in a process of their own and reach the
         candidate's modules only through requests (see `codetrial.sandbox.remote`).
         "in-sandbox" when they read the frames of the code that calls them (they
-        import `inspect`): frames do not cross processes, so they run beside the
-        candidate's files."""
+        import `inspect`), and for every language but Python, whose test runner
+        runs in the process it tests: those run beside the candidate's files."""
+        if self.language != "python":
+            return "in-sandbox"
         return "in-sandbox" if _reads_frames(self.tests) else "trusted-side"
 
     @property
     def digest(self) -> str:
-        """Changes whenever the instructions, the files shown or any test changes."""
-        shown = json.dumps([self.instructions, self.files, self.editable])
-        return tests_digest(hashlib.sha256(shown.encode()), self.tests)
+        """Changes whenever the instructions, the files shown, any test or (for a
+        language other than Python) the language or a file its build uses changes."""
+        shown = [self.instructions, self.files, self.editable]
+        if self.language != "python":
+            shown += [self.language, self.support]
+        return tests_digest(hashlib.sha256(json.dumps(shown).encode()), self.tests)
 
     @property
     def test_sources(self) -> dict[str, str]:
@@ -81,7 +89,33 @@ def _reads_frames(tests: tuple[TestFile, ...]) -> bool:
     return False
 
 
-def _named(folder: Path, config: dict[str, object], key: str) -> list[str]:
+def exercise_config(folder: Path) -> dict[str, object]:
+    """The `files` of an exercise's `.meta/config.json`: which files are its
+    solution, tests and example."""
+    config_path = folder / ".meta" / "config.json"
+    try:
+        files = json.loads(read_task_file(config_path)).get("files")
+    except (ValueError, AttributeError) as exc:
+        raise TaskFormatError(f"{config_path}: not a JSON object with 'files' ({exc})") from exc
+    if not isinstance(files, dict):
+        raise TaskFormatError(f"{config_path}: field 'files' is missing")
+    return files
+
+
+def read_docs(folder: Path) -> str:
+    """An exercise's instructions: its introduction, instructions and their appendix."""
+    docs = [
+        read_task_file(folder / ".docs" / name)
+        for name in _DOCS
+        if (folder / ".docs" / name).is_file()
+    ]
+    if not docs:
+        raise TaskFormatError(f"{folder / '.docs'}: no instructions.md")
+    return "\n\n".join(doc.strip() for doc in docs) + "\n"
+
+
+def named(folder: Path, config: dict[str, object], key: str) -> list[str]:
+    """The file names `config` lists under `key`; a TaskFormatError when it lists none."""
     names = config.get(key)
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
         raise TaskFormatError(
@@ -117,17 +151,13 @@ def _no_inherited_cases(tree: ast.Module, modules: set[str], path: Path) -> None
                     )
 
 
-def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
-    """One Exercism exercise; a TaskFormatError names the file and what is wrong."""
-    config_path = folder / ".meta" / "config.json"
-    try:
-        files = json.loads(read_task_file(config_path)).get("files")
-    except (ValueError, AttributeError) as exc:
-        raise TaskFormatError(f"{config_path}: not a JSON object with 'files' ({exc})") from exc
-    if not isinstance(files, dict):
-        raise TaskFormatError(f"{config_path}: field 'files' is missing")
-    solution, tests = _named(folder, files, "solution"), _named(folder, files, "test")
-    examples = _named(folder, files, "example") if "example" in files else []
+def load_exercise(folder: Path, suite: str, task_id: str | None = None) -> WorkspaceTask:
+    """One Exercism exercise in Python, named `task_id` (by default its folder's
+    name); a TaskFormatError names the file and what is wrong. The other languages'
+    are loaded by `codetrial.tasks.polyglot`."""
+    files = exercise_config(folder)
+    solution, tests = named(folder, files, "solution"), named(folder, files, "test")
+    examples = named(folder, files, "example") if "example" in files else []
     test_files = []
     modules = {name.removesuffix(".py").replace("/", ".") for name in tests}
     for name in tests:
@@ -140,17 +170,10 @@ def load_exercise(folder: Path, suite: str) -> WorkspaceTask:
             (path, read_task_file(folder / example))
             for path, example in zip(solution, examples, strict=True)
         )
-    docs = [
-        read_task_file(folder / ".docs" / name)
-        for name in _DOCS
-        if (folder / ".docs" / name).is_file()
-    ]
-    if not docs:
-        raise TaskFormatError(f"{folder / '.docs'}: no instructions.md")
     return WorkspaceTask(
-        id=folder.name,
+        id=task_id or folder.name,
         suite=suite,
-        instructions="\n\n".join(doc.strip() for doc in docs) + "\n",
+        instructions=read_docs(folder),
         files=tuple((path, read_task_file(folder / path)) for path in solution),
         editable=tuple(solution),
         tests=tuple(test_files),

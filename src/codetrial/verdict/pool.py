@@ -42,6 +42,7 @@ from codetrial.sandbox import (
 from codetrial.tasks import AnyTask, Task
 from codetrial.verdict.decide import judge
 from codetrial.verdict.repository import Repositories
+from codetrial.verdict.toolchains import Toolchain, building
 
 TESTS_SLACK_S = 0.1
 NO_ANSWER = ("raised", "returned", "timeout", "stopped")  # outputs that are not a value
@@ -55,12 +56,14 @@ class Prepared:
     """What a run's tasks need before they are judged: where its repository tasks
     come from (None when there are none), every task's environment (task id -> it,
     for the manifest), those of the function tasks and questions that import
-    libraries, and the files questions ask about, shown read-only to programs."""
+    libraries, the files questions ask about, shown read-only to programs, and the
+    toolchains that build and test workspaces in other languages than Python."""
 
     repositories: Repositories | None
     environments: dict[str, Environment]
     libraries: dict[str, Environment]
     inputs: tuple[Path, ...] = ()
+    toolchains: tuple[Toolchain, ...] = ()
 
 
 def settled(verdict: Verdict) -> Future[Verdict]:
@@ -118,14 +121,19 @@ class JudgePool:
         repositories: Repositories | None = None,
         libraries: Mapping[str, Environment] = {},
         inputs: tuple[Path, ...] = (),
+        toolchains: tuple[Toolchain, ...] = (),
     ) -> None:
         """Sandboxes under `policy`. `repositories`: where a run's repository tasks
         come from; `libraries`: the environment of each task that imports libraries
-        (task id -> it); `inputs`: the files questions ask about. Their package
-        environments and the inputs are bound read-only into every sandbox."""
+        (task id -> it); `inputs`: the files questions ask about; `toolchains`: the
+        compilers and test runners of the run's workspaces. Their package
+        environments, the inputs and the toolchains' folders are bound read-only
+        into every sandbox."""
+        policy = building(policy, toolchains)
         self.limits = policy.limits
         self._repositories = repositories
         self._libraries = libraries
+        self.toolchains = {t.language: t.as_dict() for t in toolchains}
         mounts = Mounts(
             folders=repositories.mounts if repositories else (),
             packages=tuple(sorted({e.path for e in libraries.values()})),
@@ -156,7 +164,14 @@ class JudgePool:
     @classmethod
     def for_tasks(cls, workers: int, policy: SandboxPolicy, prepared: Prepared) -> JudgePool:
         """A pool that judges tasks with what their kind `prepared` for them."""
-        return cls(workers, policy, prepared.repositories, prepared.libraries, prepared.inputs)
+        return cls(
+            workers,
+            policy,
+            prepared.repositories,
+            prepared.libraries,
+            prepared.inputs,
+            prepared.toolchains,
+        )
 
     @property
     def workers(self) -> int:
