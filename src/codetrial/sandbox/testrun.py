@@ -314,13 +314,17 @@ def format_exception(exc: BaseException, workspace: str) -> str:
 
 def workspace_frames(exc: BaseException, workspace: str) -> str:
     """The frames of an exception's traceback in the workspace's files, as Python
-    prints them (paths relative to it); empty when it has none."""
+    prints them (paths relative to it, without the markers under each line's
+    expression, which cost more to place than the rest); empty when it has none."""
     import traceback
 
-    frames = [f for f in _shown(exc, workspace).stack if f.filename.startswith(workspace)]
-    return "".join(traceback.StackSummary.from_list(frames).format()).replace(
-        workspace + os.sep, ""
-    )
+    frames = [
+        (frame, line)
+        for frame, line in traceback.walk_tb(exc.__traceback__)
+        if frame.f_code.co_filename.startswith(workspace)
+    ]
+    stack = traceback.StackSummary.extract(iter(frames), lookup_lines=False)
+    return "".join(stack.format()).replace(workspace + os.sep, "")
 
 
 def _shown(exc: BaseException, workspace: str) -> Any:
