@@ -7,7 +7,7 @@ names, no sentinel), then judged by codetrial's."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,7 +15,7 @@ import pytest
 from codetrial.config import Limits
 from codetrial.errors import ConfigError
 from codetrial.kinds import KINDS
-from codetrial.records import Outcome, TestOutcome
+from codetrial.records import Outcome, TestOutcome, Verdict
 from codetrial.sandbox import Sandbox, SandboxPolicy, open_sandbox
 from codetrial.tasks import load_suite
 from codetrial.tasks.workspace import WorkspaceTask
@@ -33,11 +33,37 @@ def polyglot() -> dict[str, WorkspaceTask]:
     return {task.id: task for task in load_suite("polyglot", data=BENCHMARK)}
 
 
-@pytest.fixture(scope="module")
-def go_sandbox() -> Iterator[Sandbox]:
-    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("go")]))
-    yield box
-    box.close()
+def _building(language: str) -> Callable[[], Iterator[Sandbox]]:
+    """A module's sandbox that builds and tests `language`."""
+
+    def sandbox() -> Iterator[Sandbox]:
+        box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain(language)]))
+        yield box
+        box.close()
+
+    return pytest.fixture(scope="module", name=f"{language}_sandbox")(sandbox)
+
+
+def _forgery_stopped(
+    files: dict[str, str], task: WorkspaceTask, box: Sandbox, outcome: Outcome
+) -> None:
+    """A forgery that passes a naive runner ends as `outcome` here."""
+    naive = judge_native(files, task, box, LIMITS, guarded=False)
+    assert naive.outcome is Outcome.PASSED, naive.feedback
+    guarded = judge_native(files, task, box, LIMITS)
+    assert guarded.outcome is outcome, guarded.detail
+
+
+def _reference_then_stub(task: WorkspaceTask, box: Sandbox) -> tuple[Verdict, Verdict]:
+    """The verdicts on the task's reference, which passes every test, and on its
+    given files."""
+    passed = judge_native(dict(task.files) | dict(task.reference), task, box, LIMITS)
+    assert passed.outcome is Outcome.PASSED, passed.feedback
+    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
+    return passed, judge_native(dict(task.files), task, box, LIMITS)
+
+
+go_sandbox = _building("go")
 
 
 def test_every_exercise_of_every_language_loads(polyglot: dict[str, WorkspaceTask]) -> None:
@@ -96,11 +122,8 @@ def test_go_references_pass_and_stubs_fail(
     exercise: str, polyglot: dict[str, WorkspaceTask], go_sandbox: Sandbox
 ) -> None:
     task = polyglot[f"go/{exercise}"]
-    passed = judge_native(dict(task.files) | dict(task.reference), task, go_sandbox, LIMITS)
-    assert passed.outcome is Outcome.PASSED, passed.feedback
-    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
+    passed, stub = _reference_then_stub(task, go_sandbox)
     assert all(t.name.split("::")[0].endswith("_test.go") for t in passed.tests)
-    stub = judge_native(dict(task.files), task, go_sandbox, LIMITS)
     assert stub.outcome in (Outcome.FAILED, Outcome.ERROR, Outcome.SYNTAX_ERROR)
     assert stub.feedback
 
@@ -196,10 +219,7 @@ def test_a_go_candidate_that_forges_its_tests_report_does_not_pass(
 ) -> None:
     task = polyglot["go/bowling"]
     files = {"bowling.go": attack}
-    naive = judge_native(files, task, go_sandbox, LIMITS, guarded=False)
-    assert naive.outcome is Outcome.PASSED, naive.feedback
-    guarded = judge_native(files, task, go_sandbox, LIMITS)
-    assert guarded.outcome is guarded_outcome, guarded.detail
+    _forgery_stopped(files, task, go_sandbox, guarded_outcome)
 
 
 def test_a_go_candidate_that_embeds_the_tests_is_refused(
@@ -219,22 +239,15 @@ def test_the_go_toolchain_is_recorded_by_version_and_digest() -> None:
     assert all(len(str(d)) == 64 for d in digests.values())
 
 
-@pytest.fixture(scope="module")
-def js_sandbox() -> Iterator[Sandbox]:
-    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("javascript")]))
-    yield box
-    box.close()
+javascript_sandbox = _building("javascript")
 
 
 @pytest.mark.parametrize("exercise", ["bowling", "list-ops"])
 def test_javascript_references_pass_and_stubs_fail(
-    exercise: str, polyglot: dict[str, WorkspaceTask], js_sandbox: Sandbox
+    exercise: str, polyglot: dict[str, WorkspaceTask], javascript_sandbox: Sandbox
 ) -> None:
     task = polyglot[f"javascript/{exercise}"]
-    passed = judge_native(dict(task.files) | dict(task.reference), task, js_sandbox, LIMITS)
-    assert passed.outcome is Outcome.PASSED, passed.feedback
-    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
-    stub = judge_native(dict(task.files), task, js_sandbox, LIMITS)
+    _, stub = _reference_then_stub(task, javascript_sandbox)
     assert stub.outcome is Outcome.FAILED
     assert "Remove this statement and implement this function" in (stub.feedback or "")
     assert "/scratch/" not in (stub.feedback or "")
@@ -281,21 +294,14 @@ def test_a_javascript_candidate_that_forges_its_tests_report_does_not_pass(
     attack: str,
     guarded_outcome: Outcome,
     polyglot: dict[str, WorkspaceTask],
-    js_sandbox: Sandbox,
+    javascript_sandbox: Sandbox,
 ) -> None:
     task = polyglot["javascript/bowling"]
     files = {"bowling.js": attack}
-    naive = judge_native(files, task, js_sandbox, LIMITS, guarded=False)
-    assert naive.outcome is Outcome.PASSED, naive.feedback
-    guarded = judge_native(files, task, js_sandbox, LIMITS)
-    assert guarded.outcome is guarded_outcome, guarded.detail
+    _forgery_stopped(files, task, javascript_sandbox, guarded_outcome)
 
 
-@pytest.fixture(scope="module")
-def rust_sandbox() -> Iterator[Sandbox]:
-    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("rust")]))
-    yield box
-    box.close()
+rust_sandbox = _building("rust")
 
 
 # gigasecond builds a crate (time) from Debian's registry, offline.
@@ -304,10 +310,7 @@ def test_rust_references_pass_and_stubs_fail(
     exercise: str, polyglot: dict[str, WorkspaceTask], rust_sandbox: Sandbox
 ) -> None:
     task = polyglot[f"rust/{exercise}"]
-    passed = judge_native(dict(task.files) | dict(task.reference), task, rust_sandbox, LIMITS)
-    assert passed.outcome is Outcome.PASSED, passed.feedback
-    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
-    stub = judge_native(dict(task.files), task, rust_sandbox, LIMITS)
+    _, stub = _reference_then_stub(task, rust_sandbox)
     assert stub.outcome is Outcome.FAILED
     assert "not yet implemented" in (stub.feedback or "")
 
@@ -389,10 +392,7 @@ def test_a_rust_candidate_that_forges_its_tests_report_does_not_pass(
 ) -> None:
     task = polyglot["rust/acronym"]
     files = {"src/lib.rs": attack}
-    naive = judge_native(files, task, rust_sandbox, LIMITS, guarded=False)
-    assert naive.outcome is Outcome.PASSED, naive.feedback
-    guarded = judge_native(files, task, rust_sandbox, LIMITS)
-    assert guarded.outcome is guarded_outcome, guarded.detail
+    _forgery_stopped(files, task, rust_sandbox, guarded_outcome)
 
 
 def test_a_rust_candidate_that_includes_the_tests_is_refused(
@@ -404,11 +404,7 @@ def test_a_rust_candidate_that_includes_the_tests_is_refused(
     assert verdict.outcome is Outcome.REJECTED
 
 
-@pytest.fixture(scope="module")
-def cpp_sandbox() -> Iterator[Sandbox]:
-    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("cpp")]))
-    yield box
-    box.close()
+cpp_sandbox = _building("cpp")
 
 
 # meetup's header includes Boost.Date_Time.
@@ -417,10 +413,7 @@ def test_cpp_references_pass_and_stubs_fail(
     exercise: str, polyglot: dict[str, WorkspaceTask], cpp_sandbox: Sandbox
 ) -> None:
     task = polyglot[f"cpp/{exercise}"]
-    passed = judge_native(dict(task.files) | dict(task.reference), task, cpp_sandbox, LIMITS)
-    assert passed.outcome is Outcome.PASSED, passed.feedback
-    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
-    stub = judge_native(dict(task.files), task, cpp_sandbox, LIMITS)
+    _, stub = _reference_then_stub(task, cpp_sandbox)
     assert stub.outcome in (Outcome.FAILED, Outcome.SYNTAX_ERROR)
     assert stub.feedback
     # The build's messages name the test file as the task has it, not as the run placed it.
@@ -525,17 +518,10 @@ def test_a_cpp_candidate_that_forges_its_tests_report_does_not_pass(
     task = polyglot["cpp/all-your-base"]
     header = dict(task.reference)["all_your_base.h"]
     files = {"all_your_base.h": header, "all_your_base.cpp": _CPP_FORGE + names}
-    naive = judge_native(files, task, cpp_sandbox, LIMITS, guarded=False)
-    assert naive.outcome is Outcome.PASSED, naive.feedback
-    guarded = judge_native(files, task, cpp_sandbox, LIMITS)
-    assert guarded.outcome is guarded_outcome, guarded.detail
+    _forgery_stopped(files, task, cpp_sandbox, guarded_outcome)
 
 
-@pytest.fixture(scope="module")
-def java_sandbox() -> Iterator[Sandbox]:
-    box = open_sandbox(building(SandboxPolicy(LIMITS), [find_toolchain("java")]))
-    yield box
-    box.close()
+java_sandbox = _building("java")
 
 
 # bowling's reference adds a class of its own (Frame) beside the model's file.
@@ -544,10 +530,7 @@ def test_java_references_pass_and_stubs_fail(
     exercise: str, polyglot: dict[str, WorkspaceTask], java_sandbox: Sandbox
 ) -> None:
     task = polyglot[f"java/{exercise}"]
-    passed = judge_native(dict(task.files) | dict(task.reference), task, java_sandbox, LIMITS)
-    assert passed.outcome is Outcome.PASSED, passed.feedback
-    assert passed.tests and all(t.outcome is TestOutcome.PASSED for t in passed.tests)
-    stub = judge_native(dict(task.files), task, java_sandbox, LIMITS)
+    _, stub = _reference_then_stub(task, java_sandbox)
     assert stub.outcome is Outcome.FAILED
     assert "UnsupportedOperationException" in (stub.feedback or "")
 
@@ -635,10 +618,7 @@ def test_a_java_candidate_that_forges_its_tests_report_does_not_pass(
 ) -> None:
     task = polyglot["java/affine-cipher"]
     files = {"src/main/java/AffineCipher.java": _JAVA_FORGE + names}
-    naive = judge_native(files, task, java_sandbox, LIMITS, guarded=False)
-    assert naive.outcome is Outcome.PASSED, naive.feedback
-    guarded = judge_native(files, task, java_sandbox, LIMITS)
-    assert guarded.outcome is guarded_outcome, guarded.detail
+    _forgery_stopped(files, task, java_sandbox, guarded_outcome)
 
 
 def test_a_run_binds_and_records_the_toolchains_of_its_tasks_languages(
