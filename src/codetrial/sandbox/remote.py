@@ -43,6 +43,7 @@ by its own rules.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import dis
 import functools
 import importlib
@@ -300,7 +301,9 @@ class Endpoint:
         """Send a request already encoded as JSON and wait for its reply, serving the
         other process's requests meanwhile."""
         try:
-            self.wire.write(line)
+            # What the other process sent before it went is read below, then its end.
+            with contextlib.suppress(Gone):
+                self.wire.write(line)
             while True:
                 message = self.wire.receive()
                 if "do" in message:
