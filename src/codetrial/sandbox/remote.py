@@ -83,31 +83,7 @@ class Broken(Stopped):
 
 
 _DECODER = json.JSONDecoder()
-
-
-def _encoder() -> Callable[[Any], str]:
-    """JSON for a message, as JSONEncoder(allow_nan=False) writes it compactly, with
-    its C encoder made once rather than on every call. Messages are never cyclic:
-    their values are codec.py's, nested to a bounded depth."""
-    encoder = json.JSONEncoder(allow_nan=False, separators=(",", ":"))
-    make = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:
-        return encoder.encode
-    chunks = make(
-        None,
-        encoder.default,
-        json.encoder.encode_basestring_ascii,
-        None,
-        ":",
-        ",",
-        False,
-        False,
-        False,
-    )
-    return lambda message: "".join(chunks(message, 0))
-
-
-_ENCODE = _encoder()
+_ENCODE = json.JSONEncoder(allow_nan=False, separators=(",", ":")).encode  # made once
 _SCALARS = frozenset({type(None), bool, int, str})  # JSON values that are themselves
 
 
@@ -534,16 +510,17 @@ _HANDING += ("assertNotAlmostEqual",)
 
 
 @functools.cache
-def _handing_code() -> frozenset[Any]:
+def _unittest_code(names: tuple[str, ...]) -> frozenset[Any]:
+    """The code of unittest's TestCase methods `names`."""
     import unittest
 
-    return frozenset(getattr(unittest.TestCase, name).__code__ for name in _HANDING)
+    return frozenset(getattr(unittest.TestCase, name).__code__ for name in names)
 
 
 def _from_an_assertion() -> bool:
     """Whether the operation on a candidate's object that called this was done by one
     of the assertions that would hand the object the tests' expected data."""
-    return sys._getframe(2).f_code in _handing_code()
+    return sys._getframe(2).f_code in _unittest_code(_HANDING)
 
 
 def _handed_data(what: str) -> AssertionError:
@@ -559,13 +536,6 @@ def _handed_data(what: str) -> AssertionError:
 # unittest's methods that call a test's own methods: an exception that leaves one of
 # these ends the test as an error.
 _RUNS_TESTS = ("_callSetUp", "_callTestMethod", "_callTearDown")
-
-
-@functools.cache
-def _test_callers() -> frozenset[Any]:
-    import unittest
-
-    return frozenset(getattr(unittest.TestCase, name).__code__ for name in _RUNS_TESTS)
 
 
 def _statement_call() -> tuple[int, int, int]:
@@ -620,7 +590,7 @@ def _unhandled(frame: Any, tests: frozenset[str]) -> bool:
         if any(start <= frame.f_lasti < end for start, end in _handled(frame.f_code)):
             return False
         frame = frame.f_back
-    return frame is not None and frame.f_code in _test_callers()
+    return frame is not None and frame.f_code in _unittest_code(_RUNS_TESTS)
 
 
 def _handed(do: str) -> Callable[[Any, Any], Any]:
@@ -858,8 +828,8 @@ class TestSide(Endpoint):
         self.methods: dict[tuple[int, str], RemoteMethod] = {}  # (object id, name) -> it
         self.named: set[int] = set()  # the candidate's objects read from its modules
         self._tags["$method"] = self._method
-        self._dropped: list[str] = []  # calls not sent yet, each as JSON
-        self._dropped_at: list[tuple[Any, int]] = []  # where the tests made each: code, offset
+        # Calls not sent yet: each as JSON, with where the tests made it (code, offset).
+        self._dropped: list[tuple[str, Any, int]] = []
         self._dropped_chars = 0
         self.late: BaseException | None = None
 
@@ -877,8 +847,7 @@ class TestSide(Endpoint):
         line = _ENCODE([do, [self.encode(a) for a in args], named])
         if self.mine:  # the call hands the candidate an object: it may call back now
             return self.request(do, args, kwargs)
-        self._dropped.append(line)
-        self._dropped_at.append((frame.f_code, frame.f_lasti))
+        self._dropped.append((line, frame.f_code, frame.f_lasti))
         self._dropped_chars += len(line)
         if len(self._dropped) >= self.DROPPED_CALLS or self._dropped_chars > self.DROPPED_CHARS:
             self.settle()
@@ -892,21 +861,20 @@ class TestSide(Endpoint):
     def settle(self) -> None:
         """Send the dropped calls as one request, and raise the exception one raised
         (the candidate's process runs none after it)."""
-        calls, where = self._dropped, self._dropped_at
-        self._dropped, self._dropped_at, self._dropped_chars = [], [], 0
-        failed = self.exchange('{"do":"dropped","args":[' + ",".join(calls) + '],"kwargs":{}}')
+        calls, self._dropped, self._dropped_chars = self._dropped, [], 0
+        lines = ",".join(line for line, _, _ in calls)
+        failed = self.exchange('{"do":"dropped","args":[' + lines + '],"kwargs":{}}')
         if failed is None:
             return
         if not (isinstance(failed, list) and len(failed) == 2 and type(failed[0]) is int):
             raise Broken("a malformed reply to dropped calls")
         index, error = failed
-        if not (isinstance(error, BaseException) and 0 <= index < len(where)):
+        if not (isinstance(error, BaseException) and 0 <= index < len(calls)):
             raise Broken("a malformed reply to dropped calls")
-        code, offset = where[index]
+        _, code, offset = calls[index]
         error.add_note(
             f"raised by the call at {code.co_filename}, line {_line(code, offset)}, whose "
-            "value the tests drop: it ran "
-            "when the tests next waited for the candidate's code"
+            "value the tests drop: it ran when the tests next waited for the candidate's code"
         )
         self.late = self.late or error
         raise error

@@ -121,14 +121,15 @@ def candidate_modules(files: Mapping[str, str], tests: Mapping[str, str]) -> dic
     }
 
 
-def imported_first(tests: Mapping[str, str], modules: Mapping[str, str]) -> list[str]:
-    """The candidate's `modules` that the test files import in their own top-level
-    statements, in the order the runner meets them: the candidate's process imports
-    these as it starts, before the tests ask for them."""
+@functools.cache
+def _imported(tests: tuple[TestFile, ...]) -> tuple[str, ...]:
+    """The modules the test files import in their own top-level statements, in the
+    order the runner meets them: once per task's test files rather than once per
+    candidate."""
     names: list[str] = []
-    for path, source in sorted(tests.items()):
+    for test in sorted(tests, key=lambda test: test.name):
         try:
-            tree = parse(source, path)
+            tree = parse(test.source, test.name)
         except SyntaxError:
             continue
         for node in tree.body:
@@ -138,8 +139,8 @@ def imported_first(tests: Mapping[str, str], modules: Mapping[str, str]) -> list
                 found = [node.module]
             else:
                 continue
-            names += [name for name in found if name in modules and name not in names]
-    return names
+            names += [name for name in found if name not in names]
+    return tuple(names)
 
 
 def signed(run: TestRun, nonce: str) -> tuple[list[dict[str, Any]], list[str]]:
@@ -310,7 +311,8 @@ def judge_workspace(
     if guarded and not beside and task.trust == "trusted-side":
         planted: Sequence[Sentinel] = ()
         modules = candidate_modules(workspace, task.test_sources)
-        imports = imported_first(task.test_sources, modules)
+        # The candidate's process imports these as it starts, before the tests ask.
+        imports = [name for name in _imported(task.tests) if name in modules]
         running = sandbox.split_run(
             workspace, task.test_sources, nonce, modules, limits, imports=imports
         )
