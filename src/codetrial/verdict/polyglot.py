@@ -116,6 +116,34 @@ def _tag() -> str:
     return secrets.token_hex(_TAG_BYTES)
 
 
+def _copied(declared: list[tuple[str, str]], default: str) -> str:
+    """The name a sentinel copies: one of the declared tests', drawn afresh."""
+    return secrets.choice([name for _, name in declared]) if declared else default
+
+
+def _refusing(
+    suffix: str, pattern: re.Pattern[str], why: str
+) -> Callable[[Mapping[str, str]], str | None]:
+    """A `Language.refused` that refuses the first file ending in `suffix` in which
+    `pattern` is found, saying `why`."""
+
+    def refused(files: Mapping[str, str]) -> str | None:
+        for path, text in sorted(files.items()):
+            if path.endswith(suffix) and pattern.search(text):
+                return f"{path}: {why}"
+        return None
+
+    return refused
+
+
+def _xml_report(record: Mapping[str, Any]) -> ElementTree.Element | None:
+    """The test step's XML report, None when it wrote none that parses."""
+    try:
+        return ElementTree.fromstring(str(record.get("report", "")))
+    except ElementTree.ParseError:
+        return None
+
+
 # --- Go: `go test -c` builds the tests, `go tool test2json` runs them (go test -json) ---
 
 _GO_TEST = re.compile(r"^func\s+(Test\w*)\s*\(\s*\w+\s+\*testing\.T\s*\)", re.MULTILINE)
@@ -192,7 +220,7 @@ def _go_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> D
         files[path] = _GO_TEST.sub(rename, source)
         names |= {run_name: f"{path}::{name}" for name, run_name in renamed.items()}
         masks |= {run_name: name for name, run_name in renamed.items()}
-    copied = secrets.choice([name for _, name in declared]) if declared else "Test"
+    copied = _copied(declared, "Test")
     sentinel = f"{copied}_{_tag()}"
     package = _GO_PACKAGE.search(next(iter(tests.values()), ""))
     files[f"{_tag()}_test.go"] = (
@@ -248,11 +276,9 @@ def _go_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
     return reported, "".join(other)
 
 
-def _go_refused(files: Mapping[str, str]) -> str | None:
-    for path, text in sorted(files.items()):
-        if path.endswith(".go") and _GO_EMBED.search(text):
-            return f"{path}: go:embed is not allowed (it would read the tests' files)"
-    return None
+_go_refused = _refusing(
+    ".go", _GO_EMBED, "go:embed is not allowed (it would read the tests' files)"
+)
 
 
 # --- JavaScript: Jest with Babel, in band, its report written with --json ---
@@ -301,7 +327,7 @@ def _js_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> D
             return f"{match[1]}({match[2]}{added} {match[3]}{match[2]}"
 
         files[path] = _JS_TEST.sub(tag, source)
-    copied = secrets.choice([title for _, title in declared]) if declared else "works"
+    copied = _copied(declared, "works")
     sentinel = f"{_tag()} {copied}"
     first = next(iter(files), "")
     files[first] += f"\ntest({json.dumps(sentinel)}, () => {{\n  expect(0).toEqual(1);\n}});\n"
@@ -425,7 +451,7 @@ def _rust_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) ->
         placed = f"tests/t{_tag()}.rs"
         files[placed] = _RUST_TEST.sub(rename, source)
         masks[placed] = path
-    copied = secrets.choice([name for _, name in declared]) if declared else "test"
+    copied = _copied(declared, "test")
     sentinel = f"{copied}_{_tag()}"
     first = next(iter(files), "tests/t.rs")
     files[first] = files.get(first, "") + (
@@ -468,11 +494,9 @@ def _rust_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
     return reported, "" if reported else output
 
 
-def _rust_refused(files: Mapping[str, str]) -> str | None:
-    for path, text in sorted(files.items()):
-        if path.endswith(".rs") and _RUST_INCLUDE.search(text):
-            return f"{path}: include!, include_str! and include_bytes! are not allowed"
-    return None
+_rust_refused = _refusing(
+    ".rs", _RUST_INCLUDE, "include!, include_str! and include_bytes! are not allowed"
+)
 
 
 # --- C++: g++ builds the tests against Catch2's main, built once; a JUnit report ---
@@ -483,7 +507,6 @@ _CPP_FLAGS = ["-std=c++17", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 # The exercises' own CMake build, as Exercism's test image runs it: Catch2 from the
 # system, every test compiled in.
 _CPP_DEFINES = ["-DEXERCISM_TEST_SUITE", "-DEXERCISM_RUN_ALL_TESTS"]
-CATCH_MAIN = "catch2/main.o"
 
 
 def _cpp_compiled(source: str) -> list[tuple[int, int]]:
@@ -547,7 +570,7 @@ def _cpp_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) -> 
         placed = f"t{_tag()}.cpp"
         files[placed] = _CPP_TEST.sub(tag, source)
         masks[placed] = path
-    copied = secrets.choice([name for _, name in declared]) if declared else "test"
+    copied = _copied(declared, "test")
     sentinel = f"{_tag()} {copied}"
     first = next(iter(files), "t.cpp")
     files[first] = files.get(first, "") + f'\nTEST_CASE("{sentinel}") {{\n    REQUIRE(false);\n}}\n'
@@ -583,9 +606,8 @@ def _cpp_failure(case: ElementTree.Element) -> str:
 
 def _cpp_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
     """Catch2's XML report: each test case's overall result and what failed in it."""
-    try:
-        root = ElementTree.fromstring(str(record.get("report", "")))
-    except ElementTree.ParseError:
+    root = _xml_report(record)
+    if root is None:
         return [], str(record.get("output", ""))
     reported = []
     for case in root.iter("TestCase"):
@@ -621,7 +643,7 @@ def _java_disguise(tests: Mapping[str, str], declared: list[tuple[str, str]]) ->
             return f"{match[1]}{run_name}{match[3]}"
 
         files[path] = _JAVA_TEST.sub(rename, source)
-    copied = secrets.choice([name for _, name in declared]) if declared else "test"
+    copied = _copied(declared, "test")
     sentinel = f"{copied}_{_tag()}"
     first = next(iter(files), "")
     body, brace, _ = files.get(first, "").rpartition("}")
@@ -652,9 +674,8 @@ def _java_steps(run: Planned) -> list[dict[str, object]]:
 def _java_parse(record: Mapping[str, Any]) -> tuple[list[Reported], str]:
     """The launcher's JUnit XML report: each test method's result (a parameterized
     one's cases together), with its failures' messages."""
-    try:
-        root = ElementTree.fromstring(str(record.get("report", "")))
-    except ElementTree.ParseError:
+    root = _xml_report(record)
+    if root is None:
         return [], str(record.get("output", ""))
     outcomes: dict[str, TestOutcome] = {}
     texts: dict[str, list[str]] = {}
