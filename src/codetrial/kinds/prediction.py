@@ -40,7 +40,7 @@ from codetrial.kinds.program import (
 )
 from codetrial.kinds.question import failure
 from codetrial.prompts import PREDICTION_TEMPLATES, read_template
-from codetrial.prompts.messages import fence_for
+from codetrial.prompts.messages import fenced
 from codetrial.records import (
     AttemptRecord,
     Candidate,
@@ -61,19 +61,14 @@ from codetrial.verdict.pool import JudgePool, settled
 NO_ANSWER = "The reply states no answer (no ``` block{assertion})."
 
 
-def _fenced(text: str, language: str = "") -> str:
-    fence = fence_for(text)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
-
-
 def question(task: PredictionTask) -> str:
     """What the model is asked: its scenario's template with what it is shown (a
     program in a block) and the input."""
-    shown = _fenced(task.shown, "python") if task.scenario == "execution" else task.shown
+    shown = fenced(task.shown, "python") if task.scenario == "execution" else task.shown
     if task.compare == "value":
         name, given = "prediction_call.md", task.input.strip()
     else:
-        name, given = f"prediction_{task.scenario}.md", _fenced(task.input)
+        name, given = f"prediction_{task.scenario}.md", fenced(task.input)
     return Template(read_template(name)).substitute(shown=shown.rstrip(), input=given)
 
 

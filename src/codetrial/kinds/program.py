@@ -44,7 +44,7 @@ from codetrial.gate import Profile
 from codetrial.kinds.base import KINDS, Asked, Kind, Suite, output_of
 from codetrial.kinds.question import refused
 from codetrial.prompts import PROGRAM_TEMPLATES, read_template
-from codetrial.prompts.messages import fence_for
+from codetrial.prompts.messages import fenced
 from codetrial.records import (
     AttemptRecord,
     Candidate,
@@ -89,9 +89,7 @@ def cut(text: str) -> str:
 
 def _fenced(text: str) -> str:
     """`text`, cut to SHOWN characters, in a fence nothing in it can close."""
-    shown = cut(text).rstrip() or "(nothing)"
-    fence = fence_for(shown)
-    return f"{fence}\n{shown}\n{fence}"
+    return fenced(cut(text).rstrip() or "(nothing)")
 
 
 def case_limits(limits: Limits, cpu: float, wall: float) -> Limits:

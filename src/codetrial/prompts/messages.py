@@ -160,6 +160,13 @@ def fence_for(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
+def fenced(text: str, language: str = "") -> str:
+    """`text` in a fenced block (its info string `language`) that nothing in it can
+    close."""
+    fence = fence_for(text)
+    return f"{fence}{language}\n{text.rstrip()}\n{fence}"
+
+
 def _fenced(path: str, text: str) -> str:
     """A file as the `whole` format writes one: its path, then a fence longer than any
     run of backticks inside it."""

@@ -18,7 +18,7 @@ from typing import Any
 
 from codetrial.errors import ConfigError
 from codetrial.kinds import kind_of, stored_tasks
-from codetrial.prompts.messages import fence_for
+from codetrial.prompts.messages import fenced
 from codetrial.records import AttemptRecord, Outcome, TaskResult, TestOutcome
 from codetrial.store import RunStore
 from codetrial.store.artifacts import write_atomic
@@ -152,8 +152,7 @@ def write_queue(store: RunStore, results: Iterable[TaskResult]) -> Queue:
 
 def _fenced(text: str, language: str = "text") -> str:
     """`text` in a fenced block whose fence no run of backticks in it can close."""
-    fence = fence_for(text)
-    return f"{fence}{language}\n{text.rstrip()}\n{fence}\n"
+    return fenced(text, language) + "\n"
 
 
 def queue_page(run_id: str, run_dir: Path, items: Sequence[QueueItem], left_out: int) -> str:

@@ -36,7 +36,7 @@ from pathlib import Path
 from codetrial.config import TIME_FACTOR, TIME_FLOOR, Limits, cache_dir
 from codetrial.sandbox import Sandbox
 from codetrial.tasks.programs import DEFAULT_CPU_S, ProgramTask, Timing
-from codetrial.verdict.pool import JudgePool
+from codetrial.verdict.pool import JudgePool, settled
 
 RUNS = 3  # runs of the reference on each case; the most CPU time of them is kept
 MEASURED_CPU_S, MEASURED_WALL_S = 10, 30.0  # the limits the reference is measured under
@@ -82,8 +82,11 @@ def calibrated(
     pending: dict[str, Future[_Measured]] = {}
     for task in tasks:
         if task.cpu_s is None and task.reference is not None:
-            kept = _cached(task, facts)
-            pending[task.id] = _done(kept) if kept else _measuring(pool, task, facts, output_cap)
+            path = _path(task, facts)
+            kept = _cached(task, path)
+            pending[task.id] = (
+                settled(kept) if kept else _measuring(pool, task, path, facts, output_cap)
+            )
     timed = []
     for task in tasks:
         measured = pending[task.id].result() if task.id in pending else None
@@ -105,19 +108,13 @@ def _up(seconds: float) -> float:
     return math.ceil(round(seconds * 100, 6)) / 100
 
 
-def _done(measured: _Measured) -> Future[_Measured]:
-    future: Future[_Measured] = Future()
-    future.set_result(measured)
-    return future
-
-
 def _measuring(
-    pool: JudgePool, task: ProgramTask, facts: dict[str, str], output_cap: int
+    pool: JudgePool, task: ProgramTask, path: Path, facts: dict[str, str], output_cap: int
 ) -> Future[_Measured]:
     def work(sandbox: Sandbox, limits: Limits) -> _Measured:
         measured = measure(sandbox, task, limits, output_cap=output_cap)
         if isinstance(measured, dict):
-            _keep(task, facts, measured)
+            _keep(task, path, facts, measured)
         return measured
 
     return pool.run_with(work)
@@ -158,9 +155,9 @@ def _path(task: ProgramTask, facts: dict[str, str]) -> Path:
     return cache_dir() / "calibration" / f"{name}.json"
 
 
-def _cached(task: ProgramTask, facts: dict[str, str]) -> dict[str, float] | None:
-    """The reference's CPU seconds on each case, as this machine measured them before."""
-    path = _path(task, facts)
+def _cached(task: ProgramTask, path: Path) -> dict[str, float] | None:
+    """The reference's CPU seconds on each case, as this machine measured them before
+    (kept at `path`)."""
     try:
         kept = json.loads(path.read_text(encoding="utf-8"))["reference_s"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -171,8 +168,7 @@ def _cached(task: ProgramTask, facts: dict[str, str]) -> dict[str, float] | None
     return {name: float(seconds) for name, seconds in kept.items()}
 
 
-def _keep(task: ProgramTask, facts: dict[str, str], measured: dict[str, float]) -> None:
-    path = _path(task, facts)
+def _keep(task: ProgramTask, path: Path, facts: dict[str, str], measured: dict[str, float]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     entry = {
         "task": task.id,

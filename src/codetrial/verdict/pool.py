@@ -66,10 +66,11 @@ class Prepared:
     toolchains: tuple[Toolchain, ...] = ()
 
 
-def settled(verdict: Verdict) -> Future[Verdict]:
-    """A verdict reached without the sandbox, delivered as the pool's are."""
-    future: Future[Verdict] = Future()
-    future.set_result(verdict)
+def settled(value: R) -> Future[R]:
+    """A verdict (or a measurement) reached without the sandbox, delivered as the
+    pool's are."""
+    future: Future[R] = Future()
+    future.set_result(value)
     return future
 
 
