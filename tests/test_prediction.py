@@ -79,7 +79,7 @@ def test_the_right_output_is_what_the_program_prints_in_the_sandbox(pool: JudgeP
     assert judged(pool, other, block("-1\n")).outcome is Outcome.FAILED
     assert judged(pool, other, block("4\n")).outcome is Outcome.PASSED
     wrong = dataclasses.replace(task, expected="3\n")
-    (reference, _) = PREDICTION.references(pool, wrong, get_profile("off"))
+    (reference, _) = PREDICTION.references(pool, wrong, ASKED)
     assert reference is not None and reference.result().outcome is Outcome.FAILED
 
 
@@ -247,7 +247,7 @@ def test_livecodebench_test_output_prediction_is_judged_against_the_stated_outpu
     assert judged(pool, task, "assert sumOfEvens([1, 2, 3, 4]) == 10").outcome is Outcome.FAILED
     said = '```python\nassert allDistinct("abc") == True\n```'
     assert judged(pool, other, said).outcome is Outcome.PASSED
-    assert PREDICTION.references(pool, task, get_profile("off")) == (None, None)
+    assert PREDICTION.references(pool, task, ASKED) == (None, None)
 
 
 def test_a_livecodebench_record_out_of_shape_is_named(tmp_path: Path) -> None:

@@ -125,11 +125,12 @@ def _shape_conditions(
     modes: Sequence[str],
     samples: int,
     prompt_profile: str | None,
+    rules: str | None,
 ) -> dict[str, object]:
     """The conditions that depend on the suite's shape of task: the edit format, the
     prompt profile, the gate, the defaults of the timeout, the context and the
     answer's length, the tries (for questions, the programs a fix may take, 3 by
-    default) and the modes."""
+    default), the modes and the rules (program tasks')."""
     kind = tasks.kind
     if edit_format is not None and not kind.edits:
         raise ConfigError(
@@ -161,6 +162,7 @@ def _shape_conditions(
         else ((2 if modes else 1) if repair_attempts is None else repair_attempts),
         "limits": limits,
         "modes": modes,
+        "rules": kind.judged_by(suite, rules),
     }
 
 
@@ -212,6 +214,7 @@ def configure(
     cpu_time: int | None = None,
     time_factor: float = TIME_FACTOR,
     time_floor: float = TIME_FLOOR,
+    rules: str | None = None,
     workers: int = 1,
     gate: str | None = None,
     base_url: str | None = None,
@@ -230,7 +233,9 @@ def configure(
     and completion tokens; a model without one costs nothing. `since` and `until`
     (ISO dates, both inclusive) keep only the problems released in that window.
     `time_factor` and `time_floor`: a program task's case with a reference may take
-    `time_factor` times the reference's CPU time on it, at least `time_floor` seconds."""
+    `time_factor` times the reference's CPU time on it, at least `time_floor` seconds.
+    `rules`: what program tasks are judged by, "contest" (the default) or
+    "livecodebench" (LiveCodeBench's evaluator's rules, for its figures)."""
     if limit is not None and limit < 1:
         raise ConfigError("--limit must be at least 1")
     window = _date(since, "since"), _date(until, "until")
@@ -257,6 +262,7 @@ def configure(
         modes=modes,
         samples=samples,
         prompt_profile=prompt_profile,
+        rules=rules,
     )
     config = RunConfig.validated(
         {

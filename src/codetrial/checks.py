@@ -33,6 +33,7 @@ class Where:
     timeout: float | None = None
     time_factor: float = TIME_FACTOR
     time_floor: float = TIME_FLOOR
+    rules: str | None = None  # program tasks': contest (the default) or livecodebench
     workers: int = 1
     unsafe_host_exec: bool = False
 
@@ -75,15 +76,17 @@ def _policy(kind: Kind[Any], where: Where) -> SandboxPolicy:
 @contextlib.contextmanager
 def _judging(
     where: Where, kind: Kind[Any], tasks: Suite[Any]
-) -> Iterator[tuple[Profile, JudgePool, Suite[Any]]]:
-    """The gate profile of `tasks` (of `kind`), a pool that judges them, and the tasks
-    with the time limits they are judged by on this machine."""
+) -> Iterator[tuple[Profile, str | None, JudgePool, Suite[Any]]]:
+    """The gate profile of `tasks` (of `kind`), the rules they are judged by, a pool
+    that judges them, and the tasks with the time limits they are judged by on this
+    machine."""
     profile = get_profile(kind.gate(where.suite, tasks, where.gate))
+    rules = kind.judged_by(where.suite, where.rules)
     prepared = kind.prepare(tasks, where.repos, where.wheels, "codetrial check")
     policy = _policy(kind, where)
     with JudgePool.for_tasks(where.workers, policy, prepared) as pool:
         timed = kind.timed(tasks, pool, factor=where.time_factor, floor=where.time_floor)
-        yield profile, pool, timed
+        yield profile, rules, pool, timed
 
 
 def check_file(
@@ -92,26 +95,28 @@ def check_file(
     where: Where,
     edit_format: str = "whole",
     prompt_profile: str | None = None,
-) -> tuple[str, str, Verdict]:
-    """(isolation, gate profile, verdict) of `text` judged against `task_id` as a run
+) -> tuple[str, str, str | None, Verdict]:
+    """(isolation, gate profile, rules, verdict) of `text` judged against `task_id` as a run
     judges a response: its code extracted (for a benchmark task, as its prompt profile
     says), its edit applied to a workspace task's files in `edit_format`, or for a
     repository task the patch applied."""
     tasks = load_suite(where.suite, [task_id], where.data)
     kind = tasks.kind
-    with _judging(where, kind, tasks) as (profile, pool, (task,)):
+    with _judging(where, kind, tasks) as (profile, rules, pool, (task,)):
         shown_as = prompt_profile_for(kind.benchmark([task]), where.suite, prompt_profile)
-        asked = Asked.of(profile, edit_format, shown_as)
-        return pool.isolation, profile.name, verdict_of(kind.check(pool, task, text, asked))
+        asked = Asked.of(profile, edit_format, shown_as, rules=rules)
+        verdict = verdict_of(kind.check(pool, task, text, asked))
+        return pool.isolation, profile.name, rules, verdict
 
 
-def check_references(where: Where) -> tuple[str, str, list[Checked]]:
-    """(isolation, gate profile, a Checked per task) for every task of the suite."""
+def check_references(where: Where) -> tuple[str, str, str | None, list[Checked]]:
+    """(isolation, gate profile, rules, a Checked per task) for every task of the suite."""
     tasks = load_suite(where.suite, None, where.data)
     kind = tasks.kind
-    with _judging(where, kind, tasks) as (profile, pool, timed):
+    with _judging(where, kind, tasks) as (profile, rules, pool, timed):
+        asked = Asked.of(profile, "whole", None, rules=rules)
         pending = [
-            (task.id, *kind.references(pool, task, profile), kind.probes(pool, task, profile))
+            (task.id, *kind.references(pool, task, asked), kind.probes(pool, task, profile))
             for task in timed
         ]
         checked = []
@@ -122,7 +127,7 @@ def check_references(where: Where) -> tuple[str, str, list[Checked]]:
             flaky = _changed(first, again) if first else ()
             start_verdict = verdict_of(start) if start else None
             checked.append(Checked(task_id, first, start_verdict, tuple(trivial), flaky))
-        return pool.isolation, profile.name, checked
+        return pool.isolation, profile.name, rules, checked
 
 
 def _passed(future: Future[Verdict]) -> bool:

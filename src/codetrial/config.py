@@ -38,6 +38,9 @@ PROGRAM_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=8192, max_tokens=1024)
 PREDICTION_DEFAULTS = ShapeDefaults(timeout_s=10.0, num_ctx=8192, max_tokens=512)
 TIME_FACTOR = 4.0  # a calibrated case's CPU limit: this times the reference's (EvalPlus's)
 TIME_FLOOR = 1.0  # and at least this many CPU seconds
+# What program tasks may be judged by (--rules), the default first: a contest judge's,
+# or LiveCodeBench's evaluator's (see codetrial.kinds.program).
+RULES = ("contest", "livecodebench")
 
 
 class Limits(BaseModel):
@@ -150,6 +153,7 @@ class RunConfig(BaseModel):
     limits: Limits = Limits()
     time_factor: float = Field(TIME_FACTOR, gt=0)  # program tasks' calibrated CPU limits:
     time_floor: float = Field(TIME_FLOOR, gt=0)  # factor x the reference's, at least floor
+    rules: str | None = None  # what program tasks are judged by: contest or livecodebench
     endpoints: Endpoints = Endpoints()
 
     @field_validator("models")

@@ -15,6 +15,7 @@ from codetrial.cli.options import (
     DataFile,
     Gate,
     Repos,
+    Rules,
     TimeFactor,
     TimeFloor,
     UnsafeHostExec,
@@ -25,6 +26,11 @@ from codetrial.cli.views import console
 from codetrial.config import TIME_FACTOR, TIME_FLOOR
 from codetrial.errors import ConfigError
 from codetrial.records import Outcome, Verdict
+
+
+def _judging(isolation: str, profile: str, rules: str | None) -> None:
+    judged_by = f"  rules: {rules}" if rules else ""
+    console.print(f"isolation: {isolation}  gate: {profile}{judged_by}", highlight=False)
 
 
 def _show(task_id: str, verdict: Verdict) -> None:
@@ -100,6 +106,7 @@ def check(
     ] = None,
     time_factor: TimeFactor = TIME_FACTOR,
     time_floor: TimeFloor = TIME_FLOOR,
+    rules: Rules = None,
     workers: Workers = 1,
     unsafe_host_exec: UnsafeHostExec = False,
 ) -> None:
@@ -125,20 +132,23 @@ def check(
         timeout=timeout,
         time_factor=time_factor,
         time_floor=time_floor,
+        rules=rules,
         workers=workers,
         unsafe_host_exec=unsafe_host_exec,
     )
     if file is None:
-        isolation, profile, checked = check_references(where)
-        console.print(f"isolation: {isolation}  gate: {profile}", highlight=False)
+        isolation, profile, judged_by, checked = check_references(where)
+        _judging(isolation, profile, judged_by)
         console.print(_references_table(checked))
         raise typer.Exit(0 if all(row.sound for row in checked) else 1)
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {file}: {exc}") from exc
-    isolation, profile, verdict = check_file(text, task or "", where, edit_format, prompt_profile)
-    console.print(f"isolation: {isolation}  gate: {profile}", highlight=False)
+    isolation, profile, judged_by, verdict = check_file(
+        text, task or "", where, edit_format, prompt_profile
+    )
+    _judging(isolation, profile, judged_by)
     _show(task or "", verdict)
     raise typer.Exit(0 if verdict.outcome is Outcome.PASSED else 1)
 

@@ -66,6 +66,14 @@ TimeFactor = Annotated[
         "its own limit)"
     ),
 ]
+Rules = Annotated[
+    str | None,
+    typer.Option(
+        help="program tasks: the rules their verdicts follow, contest (a contest judge's; the "
+        "default) or livecodebench (LiveCodeBench's evaluator's, for figures set beside its "
+        "leaderboard)"
+    ),
+]
 TimeFloor = Annotated[
     float, typer.Option(help="program tasks: the least CPU seconds a calibrated case may take")
 ]

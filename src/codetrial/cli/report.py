@@ -34,7 +34,7 @@ def show(run: codetrial.Run, as_json: bool = False) -> None:
     task_ids = list(run.manifest.task_sha256)
     if len(task_ids) <= 40:
         console.print(matrix_table(computed.results, run.models, task_ids))
-    console.print(results_table(computed.rows))
+    console.print(results_table(computed.rows, run.manifest.config.rules))
     console.print(integrity_table(computed.rows))
     console.print(pass_at_k_table(computed.pass_at_k))
     if computed.edits:

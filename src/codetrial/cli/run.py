@@ -17,6 +17,7 @@ from codetrial.cli.options import (
     Packages,
     Repos,
     Requirements,
+    Rules,
     RunsDir,
     TimeFactor,
     TimeFloor,
@@ -90,6 +91,7 @@ def run(
     cpu_time: Annotated[int | None, typer.Option(help="CPU seconds per test run")] = None,
     time_factor: TimeFactor = TIME_FACTOR,
     time_floor: TimeFloor = TIME_FLOOR,
+    rules: Rules = None,
     modes: Annotated[
         list[str],
         typer.Option(
@@ -146,6 +148,7 @@ def run(
             cpu_time=cpu_time,
             time_factor=time_factor,
             time_floor=time_floor,
+            rules=rules,
             workers=workers,
             gate=gate,
             runs_dir=runs_dir,

@@ -47,8 +47,9 @@ def _model_column(table: Table, rows: Sequence[ModelSummary]) -> None:
     table.add_column("model", no_wrap=short, overflow="fold")
 
 
-def results_table(rows: Sequence[ModelSummary]) -> Table:
-    table = Table(title="Results")
+def results_table(rows: Sequence[ModelSummary], rules: str | None = None) -> Table:
+    """Each model's results; `rules`: what a run of program tasks judged by."""
+    table = Table(title=f"Results, judged by {rules} rules" if rules else "Results")
     _model_column(table, rows)
     for header in (
         "first pass",

@@ -63,8 +63,9 @@ class Asked:
     """How a task is asked and judged: the run's gate `profile`, the `edit_format`, the
     prompt profile, the `view` of a task not shown whole, whether a function's
     candidate is its definitions alone, the `mode` a question is answered in, whether
-    this try is the `last` (no repair follows it), and where the sandbox shows the
-    run's input files (`inputs`: name -> path)."""
+    this try is the `last` (no repair follows it), where the sandbox shows the run's
+    input files (`inputs`: name -> path), and the `rules` a kind that has several
+    judges by (None: its default)."""
 
     profile: Profile
     edit_format: EditFormat
@@ -74,6 +75,7 @@ class Asked:
     mode: str | None = None
     last: bool = False
     inputs: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    rules: str | None = None
 
     @classmethod
     def of(
@@ -82,20 +84,26 @@ class Asked:
         edit_format: str,
         prompt_profile: str | None,
         view: Localized | None = None,
+        *,
+        rules: str | None = None,
     ) -> Asked:
-        """Under the gate `profile`, the edit format and the prompt profile named."""
+        """Under the gate `profile`, the edit format, the prompt profile and the rules
+        named."""
         return cls(
             profile=profile,
             edit_format=EDIT_FORMATS.get(edit_format),
             prompt_profile=prompt_profile,
             view=view,
             definitions_only=judged_by_definitions(prompt_profile),
+            rules=rules,
         )
 
     @classmethod
     def under(cls, config: RunConfig, profile: Profile, view: Localized | None = None) -> Asked:
         """How a task is asked and judged under a run's `config` and gate `profile`."""
-        return cls.of(profile, config.edit_format or "whole", config.prompt_profile, view)
+        return cls.of(
+            profile, config.edit_format or "whole", config.prompt_profile, view, rules=config.rules
+        )
 
 
 class Kind(Generic[T]):
@@ -109,6 +117,7 @@ class Kind(Generic[T]):
     defaults: ClassVar[ShapeDefaults]
     edits: ClassVar[bool] = False  # answered in an edit format
     modes: ClassVar[tuple[str, ...]] = ()  # the ways its tasks may be answered (--mode)
+    rules: ClassVar[tuple[str, ...]] = ()  # what judges them (--rules), default first
     takes_packages: ClassVar[bool] = False  # --packages replaces its libraries
     measures_efficiency: ClassVar[bool] = False
 
@@ -126,6 +135,21 @@ class Kind(Generic[T]):
     def gate(self, suite: str, tasks: Sequence[T], gate: str | None) -> str:
         """The gate profile to judge `tasks` with: `gate`, else the tasks' own."""
         return gate or tasks[0].policy
+
+    def judged_by(self, suite: str, rules: str | None) -> str | None:
+        """The rules the tasks of `suite` are judged by: `rules`, else the kind's
+        default; None for a kind that has no choice of them. A ConfigError when
+        `rules` are not the kind's."""
+        if not self.rules:
+            if rules is not None:
+                raise ConfigError(
+                    f"--rules is for program tasks (contest problems); suite {suite!r} "
+                    f"holds {self.described}"
+                )
+            return None
+        if rules is not None and rules not in self.rules:
+            raise ConfigError(f"unknown rules {rules!r}; known: {', '.join(self.rules)}")
+        return rules or self.rules[0]
 
     def benchmark(self, tasks: Sequence[T]) -> bool:
         """Whether the tasks are a benchmark's, asked with a code prompt to complete."""
@@ -226,9 +250,10 @@ class Kind(Generic[T]):
         return None
 
     def references(
-        self, pool: JudgePool, task: T, profile: Profile
+        self, pool: JudgePool, task: T, asked: Asked
     ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
-        """The reference's verdict and the starting files' (None where there is none)."""
+        """The reference's verdict and the starting files' (None where there is none),
+        judged as `asked`."""
         return None, None
 
     def probes(self, pool: JudgePool, task: T, profile: Profile) -> list[Probe]:

@@ -109,11 +109,11 @@ class FunctionKind(Kind[Task]):
         return pool.submit(Candidate(record.raw_response, record.code), task, asked.profile)
 
     def references(
-        self, pool: JudgePool, task: Task, profile: Profile
+        self, pool: JudgePool, task: Task, asked: Asked
     ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
         if task.reference is None:
             return None, None
-        return pool.submit(Candidate(task.reference, task.reference), task, profile), None
+        return pool.submit(Candidate(task.reference, task.reference), task, asked.profile), None
 
     def probes(self, pool: JudgePool, task: Task, profile: Profile) -> list[Probe]:
         """The trivial bodies (see `trivial_bodies`), judged with the gate off, and the

@@ -241,7 +241,7 @@ class PredictionKind(Kind[PredictionTask]):
         return self._judged(pool, task, record.code)
 
     def references(
-        self, pool: JudgePool, task: PredictionTask, profile: Profile
+        self, pool: JudgePool, task: PredictionTask, asked: Asked
     ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
         """The output the task's source states, judged as an answer: it passes only
         when the program, run in the sandbox, prints it."""

@@ -23,6 +23,13 @@ Sample cases run first; hidden cases run only once every sample passes. The firs
 case that fails decides the verdict: a sample's failure goes back to the model with
 the case's input and both outputs (cut to SHOWN characters each), a hidden case's
 only as "a hidden case failed", with no feedback.
+
+A run judges by one of two sets of rules (RULES, `--rules`): a contest judge's, the
+default, as above; or LiveCodeBench's evaluator's, for figures that are its own: the
+program run as that evaluator runs it (see `codetrial.verdict.livecodebench`), its
+exit 0 whatever code a `SystemExit` carried, and its output compared as that
+evaluator compares (the comparison `livecodebench`, whatever the task states; a
+checker still decides where the task has one).
 """
 
 from __future__ import annotations
@@ -34,10 +41,11 @@ import platform
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
+from pathlib import Path
 from string import Template
 from typing import Any
 
-from codetrial.config import PROGRAM_DEFAULTS, Limits, RunConfig
+from codetrial.config import PROGRAM_DEFAULTS, RULES, Limits, RunConfig
 from codetrial.errors import ConfigError
 from codetrial.extract import extract
 from codetrial.gate import Profile
@@ -65,10 +73,10 @@ from codetrial.tasks.programs import (
     Timing,
     case_name,
 )
-from codetrial.verdict import STOP_OUTCOMES
+from codetrial.verdict import STOP_OUTCOMES, livecodebench
 from codetrial.verdict.calibration import calibrated
 from codetrial.verdict.outputs import difference
-from codetrial.verdict.pool import JudgePool, settled
+from codetrial.verdict.pool import JudgePool, Prepared, settled
 
 OUTPUT_CAP = 16 * 1024 * 1024  # bytes of standard output one case's run may write
 CHECKER_OUTPUT_CAP = 65536
@@ -146,13 +154,13 @@ def checked(
 
 
 def _compared(
-    sandbox: Sandbox, task: ProgramTask, case: Case, output: str, limits: Limits
+    sandbox: Sandbox, task: ProgramTask, case: Case, output: str, limits: Limits, compare: str
 ) -> Failed | None:
-    """How `output` is wrong for `case`, by the checker or the task's comparison;
+    """How `output` is wrong for `case`, by the checker or the comparison `compare`;
     None when it is right."""
     if task.checker is not None:
         return checked(sandbox, task.checker, case, output, limits)
-    why = difference(task.compare, case.output, output, abs_tol=task.abs_tol, rel_tol=task.rel_tol)
+    why = difference(compare, case.output, output, abs_tol=task.abs_tol, rel_tol=task.rel_tol)
     if why is None:
         return None
     return Failed(Outcome.FAILED, f"wrong answer ({why})", f"wrong answer ({why})")
@@ -167,13 +175,21 @@ def _told(task: ProgramTask, case: Case, failed: Failed, output: str) -> str:
     )
 
 
-def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits], Verdict]:
+def _judged_by_cases(
+    task: ProgramTask, code: str, rules: str
+) -> Callable[[Sandbox, Limits], Verdict]:
     """The program `code` run on every sample case, then every hidden case, up to the
-    first that fails."""
+    first that fails, under `rules` (one of RULES)."""
     cases = [(Visibility.VISIBLE, c) for c in task.samples]
     cases += [(Visibility.HIDDEN, c) for c in task.hidden]
+    evaluators = rules == "livecodebench"
+    ran = livecodebench.program(code) if evaluators else code
+    compare = "livecodebench" if evaluators else task.compare
 
     def work(sandbox: Sandbox, limits: Limits) -> Verdict:
+        if ran is None:
+            why = "LiveCodeBench's evaluator cannot make a function of this program"
+            return Verdict(Outcome.ERROR, gate=None, detail=why, feedback=why)
         results: list[TestResult] = []
         lines: dict[Visibility, list[str]] = {Visibility.VISIBLE: [], Visibility.HIDDEN: []}
         cpu_s, peak_kb = 0.0, 0
@@ -181,13 +197,15 @@ def _judged_by_cases(task: ProgramTask, code: str) -> Callable[[Sandbox, Limits]
             name = case_name(visibility is Visibility.VISIBLE, case)
             cpu, wall = task.seconds(name)
             one = case_limits(limits, cpu, wall)
-            with sandbox.program(code, stdin=case.input, output_cap=OUTPUT_CAP, limits=one) as run:
+            with sandbox.program(ran, stdin=case.input, output_cap=OUTPUT_CAP, limits=one) as run:
                 pass
             if run.exit is not None:
                 cpu_s, peak_kb = cpu_s + run.exit.cpu_s, max(peak_kb, run.exit.peak_kb)
             output = run.left.output.decode("utf-8", "replace")
             checker = case_limits(limits, max(cpu, DEFAULT_CPU_S), max(wall, DEFAULT_WALL_S))
-            failed = _ran_wrong(run, cpu) or _compared(sandbox, task, case, output, checker)
+            failed = _ran_wrong(run, cpu) or _compared(
+                sandbox, task, case, output, checker, compare
+            )
             results.append(
                 TestResult(
                     name=name,
@@ -236,6 +254,7 @@ class ProgramKind(Kind[ProgramTask]):
     described = "program tasks (contest problems)"
     commands = "`codetrial run` or `codetrial check`"
     defaults = PROGRAM_DEFAULTS
+    rules = RULES
 
     def templates(self, config: RunConfig) -> tuple[str, ...]:
         return PROGRAM_TEMPLATES
@@ -249,6 +268,15 @@ class ProgramKind(Kind[ProgramTask]):
                 "read standard input: judge them with --gate contest (the default) or --gate off"
             )
         return gate or "contest"
+
+    def prepare(
+        self, tasks: Sequence[ProgramTask], repos: Path | None, wheels: Path | None, command: str
+    ) -> Prepared:
+        """The standard modules a program under LiveCodeBench's rules imports before it
+        runs, loaded once per sandbox (about 10 ms of CPU in each case's process
+        otherwise); a program under a contest judge's finds them loaded, which only
+        spares it the time of importing one."""
+        return Prepared(None, {}, {}, preload=livecodebench.PRELOAD)
 
     def row(self, task: ProgramTask) -> tuple[str, str, str]:
         judged = "a checker" if task.checker is not None else f"{task.compare} comparison"
@@ -320,17 +348,21 @@ class ProgramKind(Kind[ProgramTask]):
     ) -> tuple[Candidate, Future[Verdict]]:
         """The program in the response, run on the task's cases."""
         code = extract(text, "").code
-        return Candidate(text, code), self._judged(pool, task, code, asked.profile)
+        return Candidate(text, code), self._judged(pool, task, code, asked)
 
     def _judged(
-        self, pool: JudgePool, task: ProgramTask, code: str | None, profile: Profile
+        self, pool: JudgePool, task: ProgramTask, code: str | None, asked: Asked
     ) -> Future[Verdict]:
-        stopped = refused(code, pool.profile_for(task, profile))
+        stopped = refused(code, pool.profile_for(task, asked.profile))
         if stopped is not None:
             outcome, why = stopped
             return settled(Verdict(outcome, gate=None, detail=why, feedback=why))
         assert code is not None
-        return pool.judge_with((task.timed_digest, self.name, code), _judged_by_cases(task, code))
+        rules = asked.rules or RULES[0]
+        return pool.judge_with(
+            (task.timed_digest, f"{self.name} by {rules} rules", code),
+            _judged_by_cases(task, code, rules),
+        )
 
     def repair(
         self, task: ProgramTask, asked: Asked, system: Message, previous: AttemptRecord
@@ -351,14 +383,14 @@ class ProgramKind(Kind[ProgramTask]):
         asked: Asked,
         workspace: dict[str, str] | None,
     ) -> Future[Verdict]:
-        return self._judged(pool, task, record.code, asked.profile)
+        return self._judged(pool, task, record.code, asked)
 
     def references(
-        self, pool: JudgePool, task: ProgramTask, profile: Profile
+        self, pool: JudgePool, task: ProgramTask, asked: Asked
     ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
         if task.reference is None:
             return None, None
-        return self._judged(pool, task, task.reference, profile), None
+        return self._judged(pool, task, task.reference, asked), None
 
 
 PROGRAM = ProgramKind()

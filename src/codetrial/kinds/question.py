@@ -348,7 +348,7 @@ class QuestionKind(Kind[QuestionTask]):
         return _then(self._judged(pool, task, record.code, again), replied)
 
     def references(
-        self, pool: JudgePool, task: QuestionTask, profile: Profile
+        self, pool: JudgePool, task: QuestionTask, asked: Asked
     ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
         """The reference program run, what it printed checked as a final reply is
         (its last line, without an "ANSWER:", is the answer)."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from codetrial.config import REPOSITORY_DEFAULTS, Limits, RunConfig
 from codetrial.environments import ensure
 from codetrial.errors import ConfigError
-from codetrial.gate import Profile, scan_patch
+from codetrial.gate import scan_patch
 from codetrial.kinds.base import KINDS, Asked, output_of
 from codetrial.kinds.workspace import Edited, repaired
 from codetrial.localize import Localized
@@ -129,7 +129,7 @@ class RepositoryKind(Edited[RepositoryTask]):
         return self.check(pool, task, record.raw_response, asked)
 
     def references(
-        self, pool: JudgePool, task: RepositoryTask, profile: Profile
+        self, pool: JudgePool, task: RepositoryTask, asked: Asked
     ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
         """The gold patch, and the tests at the base commit."""
         start = judged(pool, "", task, baseline=True)

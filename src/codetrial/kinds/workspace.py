@@ -130,7 +130,7 @@ class WorkspaceKind(Edited[WorkspaceTask]):
         return self.respond(pool, task, record.raw_response, asked, workspace)[1]
 
     def references(
-        self, pool: JudgePool, task: WorkspaceTask, profile: Profile
+        self, pool: JudgePool, task: WorkspaceTask, asked: Asked
     ) -> tuple[Future[Verdict] | None, Future[Verdict] | None]:
         start = judged(pool, dict(task.files), task)
         if not task.reference:

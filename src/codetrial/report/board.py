@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from codetrial.config import RULES
 from codetrial.errors import ConfigError, StoreError
 from codetrial.metrics import Estimate, bootstrap, mcnemar_exact
 from codetrial.report.charts import shown_size, size_vs_score
@@ -76,6 +77,7 @@ def _conditions(store: RunStore, model: str, ran: Sequence[str]) -> dict[str, st
         "prompt": digest[:8],
         "gate": config.gate_profile,
         "edit format": config.edit_format or "",
+        "rules": "" if config.rules in (None, RULES[0]) else config.rules,
         "limits": f"{limits.timeout_s:g} s wall, {limits.cpu_s} s CPU, {limits.memory_mb} MB",
         "isolation": manifest.isolation,
         "temperature": f"{config.temperature:g}",

@@ -8,7 +8,12 @@ contest judges compare them:
              `abs_tol` of it or within `rel_tol` of its size; other tokens must be equal;
     value    both are Python literals (a function's returned value written out), equal
              as values are in Python (`[1, 2]` is `[1,2]`, `1` is `1.0`); they are read
-             as literals, never run.
+             as literals, never run;
+    livecodebench
+             as LiveCodeBench's evaluator compares them: both stripped and cut at each
+             `\n`, as many lines each, each line stripped and either the same text or
+             the same numbers by value (its tokens read as `Decimal`s: `7.0`, `07`,
+             `+7` and `7` are one number; `0.5` is not `0.5000001`).
 
 `difference` says where two outputs first differ, or None when they match.
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import math
+from decimal import Decimal
 
 from codetrial.literals import NOT_LITERAL
 
@@ -33,6 +39,8 @@ def difference(
         return None if got == expected else _first_char(expected, got)
     if mode == "value":
         return _value_difference(expected, got)
+    if mode == "livecodebench":
+        return _line_difference(expected, got)
     want, have = expected.split(), got.split()
     for index, (one, other) in enumerate(zip(want, have, strict=False)):
         if one == other or (mode == "float" and _close(one, other, abs_tol, rel_tol)):
@@ -55,6 +63,30 @@ def _value_difference(expected: str, got: str) -> str | None:
     if values[0] == values[1]:
         return None
     return f"expected {_cut(expected.strip())}, got {_cut(got.strip())}"
+
+
+def _line_difference(expected: str, got: str) -> str | None:
+    want, have = _stripped_lines(expected), _stripped_lines(got)
+    if len(want) != len(have):
+        return f"expected {len(want)} lines, got {len(have)}"
+    for index, (one, other) in enumerate(zip(want, have, strict=True)):
+        if one != other and not _same_numbers(one, other):
+            return f"line {index + 1}: expected {_cut(one)}, got {_cut(other)}"
+    return None
+
+
+def _stripped_lines(text: str) -> list[str]:
+    return [line.strip() for line in text.strip().split("\n")]
+
+
+def _same_numbers(expected: str, got: str) -> bool:
+    """Whether both lines are numbers alone and the same numbers by value; a line with
+    a signalling NaN, which no comparison may read, is no number."""
+    try:
+        want, have = ([Decimal(token) for token in line.split()] for line in (expected, got))
+        return want == have
+    except ArithmeticError:
+        return False
 
 
 def _close(expected: str, got: str, abs_tol: float, rel_tol: float) -> bool:

@@ -56,14 +56,17 @@ class Prepared:
     """What a run's tasks need before they are judged: where its repository tasks
     come from (None when there are none), every task's environment (task id -> it,
     for the manifest), those of the function tasks and questions that import
-    libraries, the files questions ask about, shown read-only to programs, and the
-    toolchains that build and test workspaces in other languages than Python."""
+    libraries, the files questions ask about, shown read-only to programs, the
+    toolchains that build and test workspaces in other languages than Python, and the
+    standard modules every candidate's process should start with, loaded once by each
+    sandbox's server rather than by every process."""
 
     repositories: Repositories | None
     environments: dict[str, Environment]
     libraries: dict[str, Environment]
     inputs: tuple[Path, ...] = ()
     toolchains: tuple[Toolchain, ...] = ()
+    preload: tuple[str, ...] = ()
 
 
 def settled(value: R) -> Future[R]:
@@ -123,22 +126,25 @@ class JudgePool:
         libraries: Mapping[str, Environment] = {},
         inputs: tuple[Path, ...] = (),
         toolchains: tuple[Toolchain, ...] = (),
+        preload: tuple[str, ...] = (),
     ) -> None:
         """Sandboxes under `policy`. `repositories`: where a run's repository tasks
         come from; `libraries`: the environment of each task that imports libraries
         (task id -> it); `inputs`: the files questions ask about; `toolchains`: the
         compilers and test runners of the run's workspaces. Their package
         environments, the inputs and the toolchains' folders are bound read-only
-        into every sandbox."""
+        into every sandbox. `preload`: standard modules each sandbox's server imports
+        once, beside its environments' own."""
         policy = building(policy, toolchains)
         self.limits = policy.limits
         self._repositories = repositories
         self._libraries = libraries
         self.toolchains = {t.language: t.as_dict() for t in toolchains}
+        preload = (*preload, *(m for e in libraries.values() for m in e.preload))
         mounts = Mounts(
             folders=repositories.mounts if repositories else (),
             packages=tuple(sorted({e.path for e in libraries.values()})),
-            preload=tuple(sorted({m for e in libraries.values() for m in e.preload})),
+            preload=tuple(sorted(set(preload))),
             inputs=inputs,
         )
         mounted = policy.with_mounts(mounts)
@@ -172,6 +178,7 @@ class JudgePool:
             prepared.libraries,
             prepared.inputs,
             prepared.toolchains,
+            prepared.preload,
         )
 
     @property
