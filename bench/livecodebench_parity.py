@@ -1,4 +1,5 @@
-"""codetrial against LiveCodeBench's own evaluator, on the same candidates, in one run.
+"""codetrial, under both its rules, against LiveCodeBench's own evaluator, on the same
+candidates, in one run.
 
 The problems are the contest loaders' fixtures (tests/fixtures/contests: LiveCodeBench's
 release format, APPS's and CodeContests' standard-input problems), read by codetrial's
@@ -9,19 +10,27 @@ Every problem gets the same candidates, written here from its right answer
 (`solve`), no model: right ones in several forms (plain, `__main__` guard, `open(0)`,
 `sys.stdin.buffer`, no final newline, blank lines and spaces around the answer, noise
 on standard error, the answer's lines joined or spread apart, the answer written on
-file descriptor 1 without `sys.stdout`) and wrong ones (a wrong token, a crash after
-the right answer, an exit code other than 0 after it, a loop that never ends, a
-leading zero, an integer printed as a float, a number off by a ten-millionth of it).
+file descriptor 1 without `sys.stdout`, `from sys import stdin` read line by line or
+iterated, a `global` statement, a statement after the `__main__` guard, `quit()` or
+`os._exit(0)` after the answer, a class named `Solution`) and wrong ones (a wrong
+token, a crash after the right answer, an exit code other than 0 after it, a loop that
+never ends, a leading zero, an integer printed as a float, a number off by a
+ten-millionth of it, recursion 5000 deep under Python's limit of 1000, `stdin` read
+without importing it).
 
 Both judge every candidate on every case of its problem, samples first: codetrial as
 `codetrial check` does (`ProgramKind.check`, the real sandbox, two workers, the time
-limits it calibrates or reads), LiveCodeBench with `evaluate_generations` from the
+limits it calibrates or reads), once under each of its rules (`--rules contest`, a
+contest judge's, and `--rules livecodebench`, LiveCodeBench's evaluator's, which
+should agree with it on every verdict); LiveCodeBench with `evaluate_generations` from the
 `nvidia-livecodebench` package (`make livecodebench`), the judging that its
 `codegen_metrics` wraps (which adds pass@k), one candidate a task as `codegen_metrics`
 hands them over, two processes, its timeout set to codetrial's CPU limit for that
-problem rounded up (LiveCodeBench's own default is 6 wall seconds). Prints per
-candidate both verdicts, with why each failed, and whether they agree; the totals; and
-each evaluator's wall time (median of `--repeat` runs; codetrial's includes opening its
+problem rounded up (LiveCodeBench's own default is 6 wall seconds), its standard input
+/dev/null (a program that opens descriptor 0 there reads the evaluator's own). Prints
+per candidate the three verdicts, with why each failed, and whether each of
+codetrial's agrees with LiveCodeBench's; the totals under each rule set; and each
+one's wall time (median of `--repeat` runs; codetrial's includes opening its
 sandboxes, its calibration cache warm), with every candidate and without the endless
 loops, with the load average.
 Usage: python -m bench.livecodebench_parity [--repeat 3]   (after `make livecodebench`)
@@ -46,7 +55,7 @@ from pathlib import Path
 
 from livecodebench.evaluation.compute_code_generation_metrics import evaluate_generations
 
-from codetrial.config import TIME_FACTOR, TIME_FLOOR, Limits
+from codetrial.config import RULES, TIME_FACTOR, TIME_FLOOR, Limits
 from codetrial.gate import get_profile
 from codetrial.kinds import Asked, Suite, load_suite
 from codetrial.kinds.program import PROGRAM
@@ -126,6 +135,40 @@ CANDIDATES: list[tuple[str, str]] = [
     (
         "written on fd 1",
         "os.write(1, (solve(sys.stdin.read()) + '\\n').encode())\n",
+    ),
+    (
+        "from sys import stdin, lines read",
+        "from sys import stdin\n\nprint(solve(' '.join(stdin.readlines())))\n",
+    ),
+    (
+        "from sys import stdin, iterated",
+        "from sys import stdin\n\nprint(solve(''.join(line for line in stdin)))\n",
+    ),
+    (
+        "a global statement",
+        "text = ''\n\n\ndef read():\n    global text\n    text = sys.stdin.read()\n\n\n"
+        "read()\nprint(solve(text))\n",
+    ),
+    (
+        "a statement after the main guard",
+        "def main():\n    print(solve(sys.stdin.read()))\n\n\n"
+        'if __name__ == "__main__":\n    main()\nsys.stdout.flush()\n',
+    ),
+    (
+        "recursion 5000 deep",
+        "def read(depth):\n    return sys.stdin.read() if depth == 0 else read(depth - 1)\n\n\n"
+        "print(solve(read(5000)))\n",
+    ),
+    ("quit() after the answer", "print(solve(sys.stdin.read()))\nquit()\n"),
+    (
+        "os._exit(0) after the answer",
+        "print(solve(sys.stdin.read()), flush=True)\nos._exit(0)\n",
+    ),
+    ("stdin never imported", "print(solve(stdin.read()))\n"),
+    (
+        "a class named Solution",
+        "class Solution:\n    def answer(self, data):\n        return solve(data)\n\n\n"
+        "print(Solution().answer(sys.stdin.read()))\n",
     ),
 ]
 
@@ -212,20 +255,20 @@ def lcb_timeout(task: ProgramTask) -> int:
 
 @contextmanager
 def silenced() -> Iterator[None]:
-    """Descriptors 1 and 2 sent to /dev/null: a candidate LiveCodeBench runs writes on
-    the evaluator's own (on descriptor 1, or what it prints before its output is
-    captured), and its progress bars go to standard error, which must stay a file
-    (its faulthandler needs the descriptor)."""
+    """Descriptors 0, 1 and 2 on /dev/null: a candidate LiveCodeBench runs reads and
+    writes the evaluator's own (on descriptor 0 or 1, or what it prints before its
+    output is captured), and its progress bars go to standard error, which must stay
+    a file (its faulthandler needs the descriptor)."""
     sys.stdout.flush()
     sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(os.devnull, "w") as null:
-        os.dup2(null.fileno(), 1)
-        os.dup2(null.fileno(), 2)
+    saved = [os.dup(0), os.dup(1), os.dup(2)]
+    with open(os.devnull, "r+") as null:
+        for descriptor in (0, 1, 2):
+            os.dup2(null.fileno(), descriptor)
     try:
         yield
     finally:
-        for descriptor, copy in enumerate(saved, start=1):
+        for descriptor, copy in enumerate(saved):
             os.dup2(copy, descriptor)
             os.close(copy)
 
@@ -260,13 +303,14 @@ def lcb_judge(
 
 
 def codetrial_judge(
-    suites: list[Suite[ProgramTask]], candidates: list[tuple[str, str]]
+    suites: list[Suite[ProgramTask]], candidates: list[tuple[str, str]], rules: str
 ) -> tuple[dict[str, list[Verdict]], list[ProgramTask], float]:
-    """codetrial's verdicts per task id, the tasks with their time limits, and the
-    seconds it took (opening the pool included)."""
-    asked = Asked.of(get_profile("contest"), "whole", None)
+    """codetrial's verdicts under `rules` per task id, the tasks with their time limits,
+    and the seconds it took (opening the pool included)."""
+    asked = Asked.of(get_profile("contest"), "whole", None, rules=rules)
     started = time.perf_counter()
-    with JudgePool(WORKERS, SandboxPolicy(Limits())) as pool:
+    prepared = PROGRAM.prepare([], None, None, "codetrial check")
+    with JudgePool.for_tasks(WORKERS, SandboxPolicy(Limits()), prepared) as pool:
         timed = [
             task
             for suite in suites
@@ -285,6 +329,12 @@ def codetrial_judge(
     return outcomes, timed, time.perf_counter() - started
 
 
+def said(verdict: Verdict) -> str:
+    if verdict.detail:
+        return f"{verdict.outcome.value} ({cut(verdict.detail)})"
+    return verdict.outcome.value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=3)
@@ -299,15 +349,18 @@ def main() -> None:
         load_suite("apps", None, FIXTURES / "apps.jsonl"),
         load_suite("codecontests", None, FIXTURES / "codecontests.jsonl"),
     ]
-    ours, timed, _ = codetrial_judge(suites, CANDIDATES)  # fills the calibration cache
+    ours: dict[str, dict[str, list[Verdict]]] = {}
+    for rules in RULES:  # the first fills the calibration cache
+        ours[rules], timed, _ = codetrial_judge(suites, CANDIDATES, rules)
     theirs, _ = lcb_judge(timed, CANDIDATES)
     ending = [c for c in CANDIDATES if c[0] != "endless loop"]
     load = os.getloadavg()
     seconds: dict[tuple[str, str], float] = {}
     for label, candidates in (("every candidate", CANDIDATES), ("but the endless loop", ending)):
-        seconds[label, "codetrial"] = statistics.median(
-            codetrial_judge(suites, candidates)[2] for _ in range(repeat)
-        )
+        for rules in RULES:
+            seconds[label, rules] = statistics.median(
+                codetrial_judge(suites, candidates, rules)[2] for _ in range(repeat)
+            )
         seconds[label, "LiveCodeBench"] = statistics.median(
             lcb_judge(timed, candidates)[1] for _ in range(repeat)
         )
@@ -317,33 +370,46 @@ def main() -> None:
         f"{len(timed)} problems x {len(CANDIDATES)} candidates; "
         f"{sum(len(t.named_cases) for t in timed)} cases; {WORKERS} workers each"
     )
-    print("| problem | candidate | codetrial | LiveCodeBench | agree |")
-    print("|---|---|---|---|---|")
-    agree = 0
+    print(
+        "| problem | candidate | codetrial, contest rules | codetrial, livecodebench rules "
+        "| LiveCodeBench | agree (contest) | agree (livecodebench) |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    agree = dict.fromkeys(RULES, 0)
     for task in timed:
-        for (name, _), verdict, (passed, said) in zip(
-            CANDIDATES, ours[task.id], theirs[task.id], strict=True
-        ):
-            same = (verdict.outcome is Outcome.PASSED) == passed
-            agree += same
-            ours_said = (
-                f"{verdict.outcome.value} ({cut(verdict.detail)})"
-                if verdict.detail
-                else verdict.outcome.value
-            )
-            theirs_said = "passed" if passed else f"failed ({cut(said)})"
+        rows = zip(
+            CANDIDATES, *(ours[rules][task.id] for rules in RULES), theirs[task.id], strict=True
+        )
+        for (name, _), contest, evaluators, (passed, why) in rows:
+            same = {
+                rules: (verdict.outcome is Outcome.PASSED) == passed
+                for rules, verdict in zip(RULES, (contest, evaluators), strict=True)
+            }
+            for rules in RULES:
+                agree[rules] += same[rules]
+            theirs_said = "passed" if passed else f"failed ({cut(why)})"
+            marks = " | ".join("yes" if same[rules] else "**no**" for rules in RULES)
             print(
-                f"| {task.id} | {name} | {ours_said} | {theirs_said} | "
-                f"{'yes' if same else '**no**'} |"
+                f"| {task.id} | {name} | {said(contest)} | {said(evaluators)} | {theirs_said} "
+                f"| {marks} |"
             )
     total = len(timed) * len(CANDIDATES)
-    print(f"\nverdicts agree on {agree} of {total}; differ on {total - agree}")
+    print()
+    for rules in RULES:
+        print(
+            f"{rules} rules: verdicts agree with LiveCodeBench's on {agree[rules]} of {total}; "
+            f"differ on {total - agree[rules]}"
+        )
     print(f"\nwall time, median of {repeat} runs each:")
     for label in ("every candidate", "but the endless loop"):
-        ours_s, theirs_s = seconds[label, "codetrial"], seconds[label, "LiveCodeBench"]
+        theirs_s = seconds[label, "LiveCodeBench"]
+        ours_said = ", ".join(
+            f"codetrial ({rules}) {seconds[label, rules]:6.2f} s" for rules in RULES
+        )
+        ratios = ", ".join(f"{theirs_s / seconds[label, rules]:.2f} ({rules})" for rules in RULES)
         print(
-            f"  {label:21} codetrial {ours_s:6.2f} s, LiveCodeBench {theirs_s:6.2f} s, "
-            f"LiveCodeBench / codetrial {theirs_s / ours_s:.2f}"
+            f"  {label:21} {ours_said}, LiveCodeBench {theirs_s:6.2f} s; "
+            f"LiveCodeBench / codetrial {ratios}"
         )
     print(
         f"load average (1, 5, 15 min) {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} before, "
