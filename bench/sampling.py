@@ -5,9 +5,13 @@ N in turn:
   sequential  N calls of the backend's `generate` (seeds s .. s+N-1), each evaluating
               the prompt and decoding alone, as `run --samples N` did before
   together    one `generate_together`: the prompt evaluated once, one batch per step
-The two alternate which goes first. Prints, per N, the median over prompts of wall
-seconds per prompt and of completion tokens per second, and the median of the
-prompts' sequential / together time ratios.
+  stream      every prompt's N in one `generate_many`, `TASKS_TOGETHER` prompts a
+              call, as `codetrial run --samples N` draws first attempts: a sample
+              that ends gives its slot to the next one waiting, of any prompt
+The first two alternate which goes first, prompt by prompt; the stream follows. Prints,
+per N, the median over prompts of wall seconds per prompt and of completion tokens per
+second (for the stream, its total over the prompts), the median of the prompts'
+sequential / together time ratios, and sequential's total time over the stream's.
 Usage: python -m bench.sampling [PROMPTS] [MODEL] [N ...]
 """
 
@@ -23,6 +27,7 @@ from codetrial.config import Endpoints
 from codetrial.gate import get_profile
 from codetrial.models import create_backend
 from codetrial.models.embedded import EmbeddedBackend
+from codetrial.pipeline import TASKS_TOGETHER
 from codetrial.prompts import first_messages, system_message
 from codetrial.records import Generation, GenerationOptions
 from codetrial.tasks import load_suite
@@ -68,11 +73,29 @@ def main(prompts: int, model: str, sizes: list[int]) -> None:
             completion = sum(c[1] for c in counts[mode])
             wall, rate = statistics.median(seconds[mode]), statistics.median(rates[mode])
             print(f"  {n:2}  {mode:10}  {wall:8.2f}  {rate:8.1f}  {evaluated:10}  {completion:14}")
+        asked = [(first_messages(task, system), options) for task in chosen]
+        started = time.perf_counter()
+        streamed = [
+            per_prompt
+            for at in range(0, len(asked), TASKS_TOGETHER)
+            for per_prompt in backend.generate_many(asked[at : at + TASKS_TOGETHER])
+        ]
+        stream = time.perf_counter() - started
+        completion = sum(g.completion_tokens or 0 for drawn in streamed for g in drawn)
+        evaluated = sum(drawn[0].prompt_tokens or 0 for drawn in streamed)
+        wall = stream / len(chosen)
+        print(
+            f"  {n:2}  stream      {wall:8.2f}  {completion / stream:8.1f}  "
+            f"{evaluated:10}  {completion:14}"
+        )
         ratios = [a / b for a, b in zip(seconds["sequential"], seconds["together"], strict=True)]
         middle = statistics.median(ratios)
         print(
             f"  {n:2}  sequential / together, per prompt: median {middle:.2f}x "
             f"({min(ratios):.2f} .. {max(ratios):.2f})"
+        )
+        print(
+            f"  {n:2}  sequential / stream, all prompts: {sum(seconds['sequential']) / stream:.2f}x"
         )
     backend.close()
     print(f"load average before {load[0]:.2f}, after {os.getloadavg()[0]:.2f}")

@@ -23,6 +23,7 @@ from codetrial.gate import get_profile
 from codetrial.models import create_backend
 from codetrial.models.embedded import EmbeddedBackend
 from codetrial.models.weights import QWEN_CODER_05B, QWEN_CODER_15B
+from codetrial.pipeline import TASKS_TOGETHER
 from codetrial.prompts import first_messages, judge_messages, system_message
 from codetrial.records import GenerationOptions, Message, Outcome
 from codetrial.tasks import Task
@@ -193,14 +194,15 @@ def _responses(runs_dir: Path) -> dict[tuple[str, int, int], tuple[str, float | 
 
 def test_a_killed_and_resumed_sampled_run_answers_as_an_uninterrupted_one(tmp_path: Path) -> None:
     """The resumed process starts with a fresh model where the uninterrupted run had
-    just answered another request; the stored responses are the same all the same."""
+    just answered other requests; the stored responses are the same all the same. Five
+    tasks are two streams of first attempts (`TASKS_TOGETHER`), so the kill lands
+    after the first stream's responses are stored, or between them."""
+    tasks = ["palindrome", "two_sum", "merge_intervals", "moving_average", "rotate_matrix"]
+    assert len(tasks) > TASKS_TOGETHER
     args = [
         CODETRIAL,
         "run",
-        "--task",
-        "palindrome",
-        "--task",
-        "two_sum",
+        *(arg for task in tasks for arg in ("--task", task)),
         "--samples",
         "2",
         "--temperature",
@@ -219,7 +221,7 @@ def test_a_killed_and_resumed_sampled_run_answers_as_an_uninterrupted_one(tmp_pa
     )
     assert straight.returncode == 0, straight.stderr
     expected = _responses(tmp_path / "straight")
-    assert len(expected) == 4
+    assert len(expected) == 2 * len(tasks)
 
     killed = tmp_path / "killed"
     proc = subprocess.Popen(
@@ -230,7 +232,8 @@ def test_a_killed_and_resumed_sampled_run_answers_as_an_uninterrupted_one(tmp_pa
         time.sleep(0.05)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert 1 <= len(_responses(killed)) < 4, "the kill did not land mid-run"
+    stored = len(_responses(killed))
+    assert 1 <= stored < 2 * len(tasks), f"the kill did not land mid-run: {stored} stored"
 
     (run_dir,) = killed.iterdir()
     resumed = subprocess.run(
@@ -302,6 +305,34 @@ def test_samples_drawn_together_differ_and_replay_from_their_seeds(
     assert len({g.text for g in first}) > 1
     assert all(g.logprob_sum is not None and g.logprob_sum < 0 for g in first)
     assert {g.prompt_tokens for g in first} == {first[0].prompt_tokens}
+
+
+def test_requests_drawn_as_one_stream_wait_for_slots_and_replay(
+    embedded: EmbeddedBackend,
+) -> None:
+    """Three requests of two samples each go through two slots: each sample is drawn
+    once it has a slot, to its own end, and the stream replays from its seeds."""
+    asks = [
+        ASK,
+        [Message("user", "Write a Python function reverse(s). Only code.")],
+        [Message("user", "Write a Python function total(xs). Only code.")],
+    ]
+    short = replace(OPTIONS, max_tokens=24)
+    options = [replace(short, seed=short.seed + i) for i in range(2)]
+    first = embedded.generate_many([(ask, options) for ask in asks])
+    again = embedded.generate_many([(ask, options) for ask in asks])
+    assert [[(g.text, g.logprob_sum) for g in r] for r in first] == [
+        [(g.text, g.logprob_sum) for g in r] for r in again
+    ]
+    assert [len(r) for r in first] == [2, 2, 2]
+    for request in first:
+        assert len({g.prompt_tokens for g in request}) == 1
+        for generation in request:
+            assert generation.text.strip() and generation.completion_tokens is not None
+            assert 0 < generation.completion_tokens <= 24
+            assert generation.finish_reason == "length" or generation.completion_tokens < 24
+    assert any("reverse" in g.text for g in first[1])
+    assert any("total" in g.text for g in first[2])
 
 
 def test_the_catalogue_lists_both_models_and_the_larger_one_generates() -> None:

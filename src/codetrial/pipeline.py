@@ -32,7 +32,7 @@ from codetrial.harden.efficiency import measure as measure_efficiency
 from codetrial.kinds import Asked, Suite, kind_of
 from codetrial.localize import Localized
 from codetrial.models import Backend, create_backend
-from codetrial.models.base import continues_replies, decodes_together, generate_samples
+from codetrial.models.base import DecodesTogether, continues_replies, decodes_together
 from codetrial.progress import Progress as RunProgress
 from codetrial.prompts import template_hashes
 from codetrial.records import (
@@ -160,11 +160,25 @@ def record(
     )
 
 
-def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> deque[list[Job]]:
-    """Every (task, sample) chain still to do, in units generated at once: a task's
-    first attempts when the backend decodes a prompt's samples together, else one job
-    each. Stored attempts are never redone, except infrastructure failures, which say
-    nothing about the model."""
+# Tasks whose first attempts are drawn as one stream, when the backend decodes
+# together: enough to keep its batch full while one task's samples end.
+TASKS_TOGETHER = 4
+
+
+@dataclass(frozen=True)
+class Unit:
+    """Jobs generated at once: alone, or the first attempts of `drawn_with`'s tasks,
+    which are drawn together (all their samples, whichever the jobs lack)."""
+
+    jobs: list[Job]
+    drawn_with: Sequence[AnyTask] = ()
+
+
+def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> deque[Unit]:
+    """Every (task, sample) chain still to do, in units generated at once: the first
+    attempts of consecutive tasks, `TASKS_TOGETHER` at a time, when the backend
+    decodes a prompt's samples together, else one job each. Stored attempts are
+    never redone, except infrastructure failures, which say nothing about the model."""
     stored: dict[tuple[str, int], AttemptRecord] = {}
     for r in trial.store.attempts(backend.name, trial.mode):
         if r.outcome is not Outcome.INFRA_ERROR:
@@ -179,27 +193,33 @@ def first_jobs(trial: Trial, tasks: Sequence[AnyTask], backend: Backend) -> dequ
             elif needs_repair(previous, trial.repairs(task)):
                 jobs.append(_repair_job(trial, task, previous))
     if not decodes_together(backend, trial.config.samples):
-        return deque([job] for job in jobs)
-    units: deque[list[Job]] = deque([job] for job in jobs if job.attempt > 0)
+        return deque(Unit([job]) for job in jobs)
+    units: deque[Unit] = deque(Unit([job]) for job in jobs if job.attempt > 0)
     firsts: dict[str, list[Job]] = {}
     for job in jobs:
         if job.attempt == 0:
             firsts.setdefault(job.task.id, []).append(job)
-    units.extend(firsts.values())
+    for start in range(0, len(tasks), TASKS_TOGETHER):
+        chunk = tasks[start : start + TASKS_TOGETHER]
+        unit = [job for task in chunk for job in firsts.get(task.id, [])]
+        if unit:
+            units.append(Unit(unit, chunk))
     return units
 
 
-def generations_for(trial: Trial, backend: Backend, unit: list[Job]) -> list[Generation]:
+def generations_for(trial: Trial, backend: Backend, unit: Unit) -> list[Generation]:
     """The unit's generations. First attempts decoded together are drawn with all of
-    the run's samples, whichever of them the unit lacks, so that a resumed run draws
-    exactly what an uninterrupted one drew."""
-    first = unit[0]
-    alone = first.attempt > 0 or first.follows is not None
-    if alone or not decodes_together(backend, trial.config.samples):
+    the run's samples of all the tasks drawn with them, whichever of them the unit
+    lacks, so that a resumed run draws exactly what an uninterrupted one drew."""
+    if not unit.drawn_with:
+        first = unit.jobs[0]
         return [backend.generate(first.messages, trial.config.options(first.sample))]
+    assert isinstance(backend, DecodesTogether)
     options = [trial.config.options(sample) for sample in range(trial.config.samples)]
-    drawn = generate_samples(backend, first.messages, options)
-    return [drawn[job.sample] for job in unit]
+    continues = continues_replies(backend)
+    requests = [(trial.opening(task, continues), options) for task in unit.drawn_with]
+    drawn = dict(zip((t.id for t in unit.drawn_with), backend.generate_many(requests), strict=True))
+    return [drawn[job.task.id][job.sample] for job in unit.jobs]
 
 
 def _repair_job(trial: Trial, task: AnyTask, previous: AttemptRecord) -> Job:
@@ -267,13 +287,13 @@ def run_backend(
         job = judging.job
         if verdict.asks is not None:
             if unavailable is None:
-                jobs.appendleft([_reply_job(Awaiting(judging, verdict))])
+                jobs.appendleft(Unit([_reply_job(Awaiting(judging, verdict))]))
             return
         stored = record(trial, backend, job, judging, verdict)
         trial.store.save(job.task, stored, verdict.written)
         progress(stored)
         if needs_repair(stored, trial.repairs(job.task)) and unavailable is None:
-            jobs.appendleft([_repair_job(trial, job.task, stored)])
+            jobs.appendleft(Unit([_repair_job(trial, job.task, stored)]))
 
     try:
         while jobs or in_flight:
@@ -286,12 +306,12 @@ def run_backend(
                     jobs.clear()
                     continue
                 except BackendError as exc:
-                    for job in unit:
+                    for job in unit.jobs:
                         failed = Generation("", None, None, 0.0)
                         judging = Judging(job, failed, Candidate("", None), time.monotonic())
                         keep(judging, request_failure(exc))
                     continue
-                for job, generation in zip(unit, generations, strict=True):
+                for job, generation in zip(unit.jobs, generations, strict=True):
                     in_flight.add(_verdict_when(*_judged(trial, job, generation)))
                 done = {f for f in in_flight if f.done()}
             else:

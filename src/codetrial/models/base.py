@@ -43,13 +43,21 @@ class Backend(Protocol):
 
 @runtime_checkable
 class DecodesTogether(Protocol):
-    """A backend that draws several completions of one prompt at once."""
+    """A backend that draws several completions of one prompt at once, and of several
+    prompts as one stream."""
 
     def generate_together(
         self, messages: Sequence[Message], options: Sequence[GenerationOptions]
     ) -> list[Generation]:
         """One generation per options (their seeds differ), in order. Raises as
         `generate` does, for all of them."""
+        ...
+
+    def generate_many(
+        self, requests: Sequence[tuple[Sequence[Message], Sequence[GenerationOptions]]]
+    ) -> list[list[Generation]]:
+        """`generate_together` of each request, in order; what a request draws may
+        depend on the requests drawn with it. Raises as `generate` does, for all."""
         ...
 
 

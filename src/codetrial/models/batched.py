@@ -1,19 +1,20 @@
-"""Many completions of one prompt, decoded together by llama.cpp.
+"""Many completions of one prompt, and of several prompts, decoded together by
+llama.cpp.
 
-The prompt is evaluated once, in sequence 0; its KV cells are then shared with
-sequences 1..N-1 (a unified cache stores a shared cell once, tagged with every
-sequence that reads it). Each step decodes one batch holding the newest token of
-every unfinished sequence, and each sequence samples its next token from its own row
-of logits with its own sampler chain, seeded with its own seed: the chain
-llama-cpp-python's chat completion builds, so a lone sequence draws what
-`create_chat_completion` draws. With N > 1 the batch shape changes the floating-point
-sums, so sequence i need not equal a lone draw with the same seed; it is the same
-every time the same N seeds are drawn together.
-"""
+A prompt is evaluated once, in a sequence of its own; its KV cells are then shared
+with the sequences that draw its completions (a unified cache stores a shared cell
+once, tagged with every sequence that reads it). Each step decodes one batch holding
+the newest token of every unfinished sequence, and each sequence samples its next
+token from its own row of logits with its own sampler chain, seeded with its own
+seed: the chain llama-cpp-python's chat completion builds, so a lone sequence draws
+what `create_chat_completion` draws. With more than one sequence the batch shape
+changes the floating-point sums, so a completion need not equal a lone draw with the
+same seed; it is the same every time the same requests are drawn together."""
 
 from __future__ import annotations
 
 import itertools
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -125,22 +126,58 @@ def _sampler(options: GenerationOptions) -> Any:
     return sampler
 
 
-class Decoder:
-    """A context for `sequences` sequences of at most `n_ctx` tokens each, on the
-    loaded model's weights; kept while batches of that shape keep coming."""
+@dataclass
+class Request:
+    """The prompt of a chat completion (`prompt_tokens`), and one options a
+    completion to draw of it."""
 
-    def __init__(self, llama: Any, sequences: int, n_ctx: int, max_tokens: int) -> None:
+    prompt: list[int]
+    stops: Sequence[str]
+    options: Sequence[GenerationOptions]
+
+
+@dataclass
+class _Sample:
+    """A completion being drawn: its request, sampler, what it drew so far, and the
+    slot (sequence) it is decoded in once admitted."""
+
+    request: int
+    sampler: Any
+    limit: int
+    stops: list[bytes]
+    drawn: Drawn = field(default_factory=Drawn)
+    text: bytes = b""
+    slot: int = -1
+
+
+class Decoder:
+    """A context for `slots` sequences on the loaded model's weights, each request's
+    prompt of at most `n_ctx` tokens, each completion of at most `max_tokens`; kept
+    while requests of that shape keep coming.
+
+    Requests are drawn in order, their completions decoded as a stream through the
+    slots: a request's prompt is evaluated once, in a sequence of its own, with the
+    logits of its last token; every completion samples its first token from those
+    logits then, and waits for a slot; admitted, it shares the prompt's KV cells and
+    decodes one token a step with every other admitted completion, whatever request it
+    belongs to. When a completion ends its slot takes the next waiting one, and once
+    no completion of the current request waits, the next request's prompt is
+    evaluated. So steps stay as full as there is work, and the draws depend only on
+    the requests, their order and `slots`."""
+
+    def __init__(self, llama: Any, slots: int, n_ctx: int, max_tokens: int) -> None:
         params = llama_cpp.llama_context_params.from_buffer_copy(llama.context_params)
-        params.n_ctx = n_ctx + (sequences - 1) * max_tokens
-        params.n_seq_max = sequences
+        self.cells = params.n_ctx = n_ctx + slots * max_tokens
+        params.n_seq_max = slots + 1
         params.kv_unified = True
-        self.shape = (llama, sequences, n_ctx, max_tokens)
+        self.shape = (llama, slots, n_ctx, max_tokens)
         self.llama = llama
+        self.slots = slots
         self.n_ctx = n_ctx
         self.max_tokens = max_tokens
         self.context = internals.LlamaContext(model=llama._model, params=params, verbose=False)
         self.batch = internals.LlamaBatch(
-            n_tokens=max(llama.n_batch, sequences), embd=0, n_seq_max=sequences, verbose=False
+            n_tokens=max(llama.n_batch, slots), embd=0, n_seq_max=slots + 1, verbose=False
         )
         self.n_vocab = llama.n_vocab()
 
@@ -165,49 +202,104 @@ class Decoder:
         top = float(logits.max())
         return float(logits[token]) - top - float(np.log(np.exp(logits - top).sum()))
 
-    def draw(
-        self, prompt: list[int], stops: Sequence[str], options: Sequence[GenerationOptions]
-    ) -> list[Drawn]:
-        """One completion per options (their seeds and temperature), all of `prompt`."""
-        check_fits(prompt, self.n_ctx)
-        limit = min(self.max_tokens, self.n_ctx - len(prompt))
-        self.context.kv_cache_clear()
+    def _step(self, sample: _Sample, row: int) -> bool:
+        """Sample `sample`'s next token from the logits of batch row `row`; whether
+        the completion goes on (the token is then the last of `sample.drawn.tokens`)."""
+        token = sample.sampler.sample(self.context, row)
+        drawn = sample.drawn
+        if llama_cpp.llama_vocab_is_eog(self.llama._model.vocab, token):
+            drawn.finish_reason = "stop"
+            return False
+        drawn.logprob_sum += self._logprob(row, token)
+        drawn.tokens.append(token)
+        seen = len(sample.text)
+        sample.text += self.llama._model.detokenize([token])
+        if sample.stops:
+            tail = sample.text[max(0, seen - max(map(len, sample.stops)) + 1) :]
+            if any(s in tail for s in sample.stops):
+                drawn.finish_reason = "stop"
+                return False
+        return len(drawn.tokens) < sample.limit
+
+    def _evaluate(self, prompt: list[int]) -> None:
+        """Evaluate `prompt` in the prompt's own sequence, `slots`, with the logits of
+        its last token in the batch's last row."""
         step = self.llama.n_batch
         for start in range(0, len(prompt), step):
             chunk = prompt[start : start + step]
-            self._fill([(t, start + i, 0) for i, t in enumerate(chunk)], len(chunk) - 1)
+            self._fill([(t, start + i, self.slots) for i, t in enumerate(chunk)], len(chunk) - 1)
             self.context.decode(self.batch)
-        for sequence in range(1, len(options)):
-            self.context.kv_cache_seq_cp(0, sequence, -1, -1)
-        samplers = [_sampler(o) for o in options]
-        drawn = [Drawn() for _ in options]
-        stop_bytes = [s.encode() for s in stops]
-        rows = {sequence: self.batch.batch.n_tokens - 1 for sequence in range(len(options))}
-        while rows:
-            entries = []
-            for sequence, row in rows.items():
-                token = samplers[sequence].sample(self.context, row)
-                result = drawn[sequence]
-                if llama_cpp.llama_vocab_is_eog(self.llama._model.vocab, token):
-                    result.finish_reason = "stop"
+
+    def draw(self, requests: Sequence[Request]) -> list[list[Drawn]]:
+        """Per request, one completion per options (their seeds and temperature)."""
+        for request in requests:
+            check_fits(request.prompt, self.n_ctx)
+        self.context.kv_cache_clear()
+        samples = [
+            [
+                _Sample(
+                    index,
+                    _sampler(o),
+                    min(self.max_tokens, self.n_ctx - len(r.prompt)),
+                    [s.encode() for s in r.stops],
+                )
+                for o in r.options
+            ]
+            for index, r in enumerate(requests)
+        ]
+        free = list(range(self.slots - 1, -1, -1))
+        running: list[_Sample] = []
+        waiting: deque[_Sample] = deque()
+        holding = [0] * len(requests)
+        following = iter(range(len(requests)))
+        upcoming = next(following, None)
+        while True:
+            if not waiting and upcoming is not None and free:
+                request, size = requests[upcoming], len(requests[upcoming].prompt)
+                held = sum(len(requests[i].prompt) for i, n in enumerate(holding) if n)
+                reserved = sum(s.limit for s in running)
+                if held + reserved + size + samples[upcoming][0].limit <= self.cells:
+                    self._evaluate(request.prompt)
+                    row = self.batch.batch.n_tokens - 1
+                    waiting.extend(s for s in samples[upcoming] if self._step(s, row))
+                    holding[upcoming] = len(waiting)
+                    if not waiting:
+                        self.context.kv_cache_seq_rm(self.slots, -1, -1)
+                    upcoming = next(following, None)
                     continue
-                result.logprob_sum += self._logprob(row, token)
-                result.tokens.append(token)
-                if stop_bytes:
-                    text = self.llama.detokenize(result.tokens, prev_tokens=prompt)
-                    if any(s in text for s in stop_bytes):
-                        result.finish_reason = "stop"
-                        continue
-                if len(result.tokens) >= limit:
-                    continue
-                entries.append((token, len(prompt) + len(result.tokens) - 1, sequence))
-            if not entries:
+            while waiting and free:
+                sample = waiting.popleft()
+                sample.slot = free.pop()
+                self.context.kv_cache_seq_cp(self.slots, sample.slot, -1, -1)
+                running.append(sample)
+                if not waiting:
+                    self.context.kv_cache_seq_rm(self.slots, -1, -1)
+            if not running:
                 break
+            entries = [
+                (
+                    s.drawn.tokens[-1],
+                    len(requests[s.request].prompt) + len(s.drawn.tokens) - 1,
+                    s.slot,
+                )
+                for s in running
+            ]
             self._fill(entries, 0)
             self.context.decode(self.batch)
-            rows = {sequence: row for row, (_, _, sequence) in enumerate(entries)}
-        for result in drawn:
-            text = self.llama.detokenize(result.tokens, prev_tokens=prompt)
-            cut = min((text.index(s) for s in stop_bytes if s in text), default=len(text))
-            result.text = text[:cut].decode("utf-8", errors="ignore")
-        return drawn
+            going = []
+            for row, sample in enumerate(running):
+                if self._step(sample, row):
+                    going.append(sample)
+                    continue
+                self.context.kv_cache_seq_rm(sample.slot, -1, -1)
+                free.append(sample.slot)
+                holding[sample.request] -= 1
+            running = going
+        for per_request in samples:
+            for sample in per_request:
+                cut = min(
+                    (sample.text.index(s) for s in sample.stops if s in sample.text),
+                    default=len(sample.text),
+                )
+                sample.drawn.text = sample.text[:cut].decode("utf-8", errors="ignore")
+        return [[s.drawn for s in per_request] for per_request in samples]

@@ -15,7 +15,7 @@ import numpy as np
 from codetrial.config import Endpoints
 from codetrial.errors import BackendError, BackendUnavailable, WeightsError
 from codetrial.models.base import Kind, Readiness, register, yes_share
-from codetrial.models.batched import Decoder, check_fits, prompt_parts, prompt_tokens
+from codetrial.models.batched import Decoder, Request, check_fits, prompt_parts, prompt_tokens
 from codetrial.models.hidden import POOLING, StateReader
 from codetrial.models.weights import (
     EMBEDDED_MODELS,
@@ -148,38 +148,47 @@ class EmbeddedBackend:
     def generate_together(
         self, messages: Sequence[Message], options: Sequence[GenerationOptions]
     ) -> list[Generation]:
-        """One generation per options, all of `messages`, decoded together (see
-        `batched`); each is charged an equal share of the wall time. When `messages`
-        end with the start of the reply, each text is that start and its continuation."""
+        (drawn,) = self.generate_many([(messages, options)])
+        return drawn
+
+    def generate_many(
+        self, requests: Sequence[tuple[Sequence[Message], Sequence[GenerationOptions]]]
+    ) -> list[list[Generation]]:
+        """Per request, one generation per options, all decoded as one stream (see
+        `batched`); each is charged an equal share of the wall time. When a request's
+        messages end with the start of the reply, each text is that start and its
+        continuation."""
         started = time.monotonic()
-        first = options[0]
+        first = requests[0][1][0]
         llama = self._load(first)
-        shape = (llama, len(options), first.num_ctx, first.max_tokens)
+        shape = (llama, max(len(o) for _, o in requests), first.num_ctx, first.max_tokens)
         decoder = self._decoder
         if decoder is None or decoder.shape != shape:
             if decoder is not None:
                 decoder.close()
             decoder = self._decoder = Decoder(*shape)
         try:
-            prompt, stops = prompt_tokens(llama, messages)
-            drawn = decoder.draw(prompt, stops, options)
+            asked = [Request(*prompt_tokens(llama, m), o) for m, o in requests]
+            drawn = decoder.draw(asked)
         except (ValueError, RuntimeError) as exc:
             raise BackendError(f"embedded model failed on this prompt: {exc}") from exc
-        share = (time.monotonic() - started) / len(options)
+        share = (time.monotonic() - started) / sum(len(o) for _, o in requests)
         memory = _resident_kb()
-        start = messages[-1].content if messages[-1].role == "assistant" else ""
         return [
-            Generation(
-                text=start + d.text,
-                prompt_tokens=len(prompt),
-                completion_tokens=len(d.tokens),
-                duration_s=share,
-                finish_reason=d.finish_reason,
-                logprob_sum=d.logprob_sum if d.tokens else None,
-                logprob_tokens=len(d.tokens) or None,
-                memory_kb=memory,
-            )
-            for d in drawn
+            [
+                Generation(
+                    text=(m[-1].content if m[-1].role == "assistant" else "") + d.text,
+                    prompt_tokens=len(request.prompt),
+                    completion_tokens=len(d.tokens),
+                    duration_s=share,
+                    finish_reason=d.finish_reason,
+                    logprob_sum=d.logprob_sum if d.tokens else None,
+                    logprob_tokens=len(d.tokens) or None,
+                    memory_kb=memory,
+                )
+                for d in per_request
+            ]
+            for (m, _), request, per_request in zip(requests, asked, drawn, strict=True)
         ]
 
     hidden_pooling = POOLING
