@@ -120,6 +120,16 @@ def test_an_early_exit_of_0_is_judged_by_what_it_printed(pool: JudgePool) -> Non
     assert verdict.feedback is not None and "expected 1 tokens, got 0" in verdict.feedback
 
 
+def test_a_program_may_end_with_exit_or_quit_as_under_python3(pool: JudgePool) -> None:
+    """The sandbox's Python starts without `site`, which defines `exit` and `quit`;
+    a program ends with them as it would under `python3`: by its exit's code."""
+    task = SUITE["max-subarray"]
+    assert task.reference is not None
+    for ending in ("exit()", "quit(0)", "exit(None)"):
+        assert judged(pool, task, f"{task.reference}\n{ending}\n").outcome is Outcome.PASSED
+    assert judged(pool, task, f"{task.reference}\nquit(3)\n").outcome is Outcome.ERROR
+
+
 def test_a_program_past_the_cpu_limit_times_out(pool: JudgePool) -> None:
     assert judged(pool, SUITE["bracket-depth"], "while True:\n    pass").outcome is Outcome.TIMEOUT
 

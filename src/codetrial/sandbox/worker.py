@@ -391,6 +391,11 @@ def _serve_candidate(spec: dict[str, Any]) -> None:
     os._exit(0)
 
 
+def _exit(code: Any = None) -> None:
+    """`exit` and `quit` as `site` defines them, for this Python starts without it."""
+    raise SystemExit(code)
+
+
 def _run_program(code: str) -> None:
     """Run a program as __main__ in the output folder and exit with its exit; never
     returns. The data of every chart it saves with matplotlib is kept (see
@@ -401,6 +406,8 @@ def _run_program(code: str) -> None:
     os.chdir(OUT)
     sys.argv = [PROGRAM]
     linecache.cache[PROGRAM] = (len(code), None, code.splitlines(True), PROGRAM)
+    for name in ("exit", "quit"):
+        setattr(builtins, name, _exit)
     namespace: dict[str, Any] = {"__name__": "__main__", "__builtins__": builtins}
     status = 0
     try:
